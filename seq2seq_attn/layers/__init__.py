@@ -1,0 +1,24 @@
+"""Keras 3 layers of the papers' models, written with `keras.ops`."""
+
+from seq2seq_attn.layers.bahdanau_attention import BahdanauAttention
+from seq2seq_attn.layers.gru import GRU, BidirectionalGRU
+from seq2seq_attn.layers.gru_decoder import GRUDecoder
+from seq2seq_attn.layers.lstm import StackedLSTM
+from seq2seq_attn.layers.luong_attention import LuongAttention
+from seq2seq_attn.layers.luong_decoder import LuongDecoder
+from seq2seq_attn.layers.masking import PaddingMask, ReverseSequence, masked_softmax
+from seq2seq_attn.layers.maxout_deep_output import MaxoutDeepOutput
+
+__all__ = [
+    "BahdanauAttention",
+    "BidirectionalGRU",
+    "GRU",
+    "GRUDecoder",
+    "LuongAttention",
+    "LuongDecoder",
+    "MaxoutDeepOutput",
+    "PaddingMask",
+    "ReverseSequence",
+    "StackedLSTM",
+    "masked_softmax",
+]

@@ -1,0 +1,237 @@
+"""Gated recurrent units as in Bahdanau et al. (2015), A.1.1 and A.2.1.
+
+The input projections W x_t of every time step are computed at once, outside
+the recurrence; only the recurrent part U h_{t-1} runs inside `ops.scan`.
+"""
+
+import keras
+from keras import ops
+
+from seq2seq_attn.serialization import register
+
+
+def gru_step(projected_input, previous, recurrent_kernel):
+    """One GRU update with the input projection already applied.
+
+    Bahdanau et al. (2015), A.2.1:
+        z = sigmoid(W_z x + U_z h),  r = sigmoid(W_r x + U_r h)
+        h~ = tanh(W x + U [r * h]),  h' = (1 - z) * h + z * h~
+
+    Args:
+        projected_input: [B, 3n], W x (+ bias) for the gates (z, r, h~).
+        previous: h, [B, n].
+        recurrent_kernel: [n, 3n], (U_z, U_r, U) side by side.
+
+    Returns:
+        h', [B, n].
+    """
+    units = ops.shape(previous)[-1]
+    gates = ops.sigmoid(
+        projected_input[:, : 2 * units]
+        + ops.matmul(previous, recurrent_kernel[:, : 2 * units])
+    )
+    update, reset = gates[:, :units], gates[:, units:]
+    candidate = ops.tanh(
+        projected_input[:, 2 * units :]
+        + ops.matmul(reset * previous, recurrent_kernel[:, 2 * units :])
+    )
+    return (1.0 - update) * previous + update * candidate
+
+
+def time_major(tensor):
+    """[B, T, ...] to [T, B, ...] (and back: the swap is its own inverse)."""
+    return ops.swapaxes(tensor, 0, 1)
+
+
+@register
+class GRU(keras.layers.Layer):
+    """A masked GRU over a sequence (Bahdanau et al. 2015, A.1.1).
+
+    On a masked step the state is carried unchanged and the output is zero.
+    With `go_backwards=True` the sequence is read from its end; since the state
+    stays at its initial value across the trailing padding, the backward pass
+    of each sentence starts at its last real token.
+
+    Args:
+        units: n, the state size.
+        go_backwards: read the sequence from the last position to the first.
+        kernel_initializer: initializer of W (B.1: N(0, 0.01^2)).
+        recurrent_initializer: initializer of U (B.1: orthogonal blocks).
+        bias_initializer: initializer of the bias (B.1: zeros).
+
+    Call arguments:
+        inputs: [B, T, D].
+        sequence_mask: boolean [B, T], True on real positions (padding at
+            the end).
+        initial_state: [B, n]; zeros by default.
+
+    Returns:
+        `(outputs, final_state)`: outputs [B, T, n] (h_t, zero where masked),
+        final_state [B, n] (the state after the last real token read).
+    """
+
+    def __init__(
+        self,
+        units,
+        go_backwards=False,
+        kernel_initializer="glorot_uniform",
+        recurrent_initializer="orthogonal",
+        bias_initializer="zeros",
+        **kwargs,
+    ):
+        super().__init__(**kwargs)
+        self.units = units
+        self.go_backwards = go_backwards
+        self.kernel_initializer = keras.initializers.get(kernel_initializer)
+        self.recurrent_initializer = keras.initializers.get(recurrent_initializer)
+        self.bias_initializer = keras.initializers.get(bias_initializer)
+
+    def build(self, inputs_shape):
+        self.kernel = self.add_weight(
+            name="kernel",
+            shape=(inputs_shape[-1], 3 * self.units),
+            initializer=self.kernel_initializer,
+        )
+        self.recurrent_kernel = self.add_weight(
+            name="recurrent_kernel",
+            shape=(self.units, 3 * self.units),
+            initializer=self.recurrent_initializer,
+        )
+        self.bias = self.add_weight(
+            name="bias", shape=(3 * self.units,), initializer=self.bias_initializer
+        )
+
+    def call(self, inputs, sequence_mask=None, initial_state=None):
+        batch, steps = ops.shape(inputs)[0], ops.shape(inputs)[1]
+        mask = sequence_mask
+        if mask is None:
+            mask = ops.ones((batch, steps), dtype="bool")
+        if initial_state is None:
+            initial_state = ops.zeros((batch, self.units), dtype=self.compute_dtype)
+        projected = ops.matmul(inputs, self.kernel) + self.bias
+
+        def step(previous, step_inputs):
+            projected_t, mask_t = step_inputs
+            state = gru_step(projected_t, previous, self.recurrent_kernel)
+            state = ops.where(mask_t[:, None], state, previous)
+            return state, state
+
+        final_state, states = ops.scan(
+            step,
+            initial_state,
+            (time_major(projected), time_major(mask)),
+            reverse=self.go_backwards,
+        )
+        outputs = time_major(states) * ops.cast(mask, states.dtype)[:, :, None]
+        return outputs, final_state
+
+    def compute_output_spec(self, inputs, sequence_mask=None, initial_state=None):
+        return (
+            keras.KerasTensor(
+                tuple(inputs.shape[:2]) + (self.units,), dtype=self.compute_dtype
+            ),
+            keras.KerasTensor((inputs.shape[0], self.units), dtype=self.compute_dtype),
+        )
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(
+            {
+                "units": self.units,
+                "go_backwards": self.go_backwards,
+                "kernel_initializer": keras.initializers.serialize(
+                    self.kernel_initializer
+                ),
+                "recurrent_initializer": keras.initializers.serialize(
+                    self.recurrent_initializer
+                ),
+                "bias_initializer": keras.initializers.serialize(
+                    self.bias_initializer
+                ),
+            }
+        )
+        return config
+
+
+@register
+class BidirectionalGRU(keras.layers.Layer):
+    """The RNNsearch encoder: a forward and a backward GRU (Bahdanau A.2.1).
+
+    Annotations are h_j = [forward h_j; backward h_j] (Eq. 7). The backward
+    GRU starts at each sentence's last real token. The layer also returns
+    backward h_1, from which the decoder's first state s_0 = tanh(W_s
+    backward h_1) is computed (A.2.2).
+
+    Args:
+        units: n, the state size of each direction (1000 in A.2.3).
+        kernel_initializer, recurrent_initializer, bias_initializer: as in
+            `GRU`, for both directions.
+
+    Call arguments:
+        inputs: source embeddings E x, [B, T, m]. One embedding matrix serves
+            both directions (A.2.1).
+        sequence_mask: boolean [B, T], True on real tokens, padding at the end.
+
+    Returns:
+        `(annotations, backward_first)`: annotations [B, T, 2n], zero on
+        padding; backward_first [B, n], the backward state at position 1.
+    """
+
+    def __init__(
+        self,
+        units,
+        kernel_initializer="glorot_uniform",
+        recurrent_initializer="orthogonal",
+        bias_initializer="zeros",
+        **kwargs,
+    ):
+        super().__init__(**kwargs)
+        self.units = units
+        self.kernel_initializer = keras.initializers.get(kernel_initializer)
+        self.recurrent_initializer = keras.initializers.get(recurrent_initializer)
+        self.bias_initializer = keras.initializers.get(bias_initializer)
+        initializers = dict(
+            kernel_initializer=self.kernel_initializer,
+            recurrent_initializer=self.recurrent_initializer,
+            bias_initializer=self.bias_initializer,
+        )
+        self.forward = GRU(units, name="forward", **initializers)
+        self.backward = GRU(units, go_backwards=True, name="backward", **initializers)
+
+    def build(self, inputs_shape):
+        self.forward.build(inputs_shape)
+        self.backward.build(inputs_shape)
+
+    def call(self, inputs, sequence_mask=None):
+        forward_states, _ = self.forward(inputs, sequence_mask=sequence_mask)
+        backward_states, backward_first = self.backward(
+            inputs, sequence_mask=sequence_mask
+        )
+        annotations = ops.concatenate([forward_states, backward_states], axis=-1)
+        return annotations, backward_first
+
+    def compute_output_spec(self, inputs, sequence_mask=None):
+        return (
+            keras.KerasTensor(
+                tuple(inputs.shape[:2]) + (2 * self.units,), dtype=self.compute_dtype
+            ),
+            keras.KerasTensor((inputs.shape[0], self.units), dtype=self.compute_dtype),
+        )
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(
+            {
+                "units": self.units,
+                "kernel_initializer": keras.initializers.serialize(
+                    self.kernel_initializer
+                ),
+                "recurrent_initializer": keras.initializers.serialize(
+                    self.recurrent_initializer
+                ),
+                "bias_initializer": keras.initializers.serialize(
+                    self.bias_initializer
+                ),
+            }
+        )
+        return config

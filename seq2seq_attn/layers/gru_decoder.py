@@ -1,0 +1,211 @@
+"""The GRU decoder of RNNsearch and RNNencdec (Bahdanau et al. 2015, A.2.2)."""
+
+import keras
+from keras import ops
+
+from seq2seq_attn.layers.bahdanau_attention import BahdanauAttention
+from seq2seq_attn.layers.gru import gru_step, time_major
+from seq2seq_attn.serialization import register
+
+
+@register
+class GRUDecoder(keras.layers.Layer):
+    """Conditional GRU decoder, with or without the alignment model.
+
+    Bahdanau et al. (2015), A.2.2:
+        s_0 = tanh(W_s backward h_1)
+        c_i = sum_j alpha_ij h_j, alpha from `BahdanauAttention`(s_{i-1}, h)
+        z_i = sigmoid(W_z E y_{i-1} + U_z s_{i-1} + C_z c_i), r_i likewise
+        s~_i = tanh(W E y_{i-1} + U [r_i * s_{i-1}] + C c_i)
+        s_i = (1 - z_i) * s_{i-1} + z_i * s~_i
+    With `attention_units=None` this is the RNN Encoder-Decoder of Cho et al.
+    (2014a), "if we fix c_i to forward h_Tx" (A.2.2): the context is one
+    vector per sentence, given as `memory` [B, Dc], and s_0 = tanh(W_s c).
+    W E y_{i-1} of every step is computed outside the recurrence.
+
+    Args:
+        units: n, the decoder state size.
+        attention_units: n', the alignment model's size, or None for a fixed
+            context (RNNencdec).
+        kernel_initializer, recurrent_initializer, bias_initializer: for W, C,
+            W_s; U; and the biases.
+        attention_initializer, score_initializer: W_a and U_a; v_a.
+
+    Call arguments:
+        target_embedding: E y_{i-1} for every step, [B, Ty, m].
+        memory: annotations [B, Tx, Dc] (attention) or the context [B, Dc].
+        summary: the vector s_0 is computed from, [B, Ds].
+        memory_mask: boolean [B, Tx] (attention only).
+
+    Returns:
+        `(previous_states, contexts, alignments)`: s_{i-1} [B, Ty, n], c_i
+        [B, Ty, Dc] and alpha_i [B, Ty, Tx] for every step i; without
+        attention, `(previous_states, contexts)`.
+    """
+
+    def __init__(
+        self,
+        units,
+        attention_units=None,
+        kernel_initializer="glorot_uniform",
+        recurrent_initializer="orthogonal",
+        bias_initializer="zeros",
+        attention_initializer="glorot_uniform",
+        score_initializer="glorot_uniform",
+        **kwargs,
+    ):
+        super().__init__(**kwargs)
+        self.units = units
+        self.attention_units = attention_units
+        self.kernel_initializer = keras.initializers.get(kernel_initializer)
+        self.recurrent_initializer = keras.initializers.get(recurrent_initializer)
+        self.bias_initializer = keras.initializers.get(bias_initializer)
+        self.attention_initializer = keras.initializers.get(attention_initializer)
+        self.score_initializer = keras.initializers.get(score_initializer)
+        self.attention = None
+        if attention_units:
+            self.attention = BahdanauAttention(
+                attention_units,
+                kernel_initializer=self.attention_initializer,
+                score_initializer=self.score_initializer,
+                bias_initializer=self.bias_initializer,
+                name="attention",
+            )
+
+    def _weight(self, name, shape, initializer):
+        return self.add_weight(name=name, shape=shape, initializer=initializer)
+
+    def build(self, target_embedding_shape, memory_shape, summary_shape):
+        n = self.units
+        self.init_kernel = self._weight(
+            "init_kernel", (summary_shape[-1], n), self.kernel_initializer
+        )
+        self.init_bias = self._weight("init_bias", (n,), self.bias_initializer)
+        self.embedding_kernel = self._weight(
+            "embedding_kernel",
+            (target_embedding_shape[-1], 3 * n),
+            self.kernel_initializer,
+        )
+        self.context_kernel = self._weight(
+            "context_kernel", (memory_shape[-1], 3 * n), self.kernel_initializer
+        )
+        self.recurrent_kernel = self._weight(
+            "recurrent_kernel", (n, 3 * n), self.recurrent_initializer
+        )
+        self.bias = self._weight("bias", (3 * n,), self.bias_initializer)
+        if self.attention is not None:
+            self.attention.build((None, n), memory_shape)
+
+    def initial_state(self, summary):
+        """s_0 = tanh(W_s summary + b_s), [B, n]."""
+        return ops.tanh(ops.matmul(summary, self.init_kernel) + self.init_bias)
+
+    def project_embedding(self, target_embedding):
+        """W E y_{i-1} + b for the three gates, for any leading axes."""
+        return ops.matmul(target_embedding, self.embedding_kernel) + self.bias
+
+    def project_keys(self, memory):
+        """U_a h_j of the alignment model, once per sentence (or None)."""
+        if self.attention is None:
+            return None
+        return self.attention.project_keys(memory)
+
+    def step(self, projected_embedding, state, memory, keys=None, memory_mask=None):
+        """One decoder step i.
+
+        Args:
+            projected_embedding: `project_embedding(E y_{i-1})`, [B, 3n].
+            state: s_{i-1}, [B, n].
+            memory, keys, memory_mask: as in `call` and `project_keys`.
+
+        Returns:
+            `(state, context, alignment)`: s_i [B, n], c_i [B, Dc] and alpha_i
+            [B, Tx] (None without attention).
+        """
+        if self.attention is None:
+            context, alignment = memory, None
+        else:
+            context, alignment = self.attention(
+                state, memory, value_mask=memory_mask, keys=keys
+            )
+        gate_inputs = projected_embedding + ops.matmul(context, self.context_kernel)
+        return gru_step(gate_inputs, state, self.recurrent_kernel), context, alignment
+
+    def call(self, target_embedding, memory, summary, memory_mask=None):
+        initial = self.initial_state(summary)
+        projected = time_major(self.project_embedding(target_embedding))
+        keys = self.project_keys(memory)
+        if self.attention is None:
+
+            def fixed_context_step(state, projected_t):
+                new_state, _, _ = self.step(projected_t, state, memory)
+                return new_state, new_state
+
+            _, states = ops.scan(fixed_context_step, initial, projected)
+            previous = self._previous_states(initial, states)
+            steps = ops.shape(target_embedding)[1]
+            contexts = ops.repeat(memory[:, None, :], steps, axis=1)
+            return previous, contexts
+
+        batch, source_steps = ops.shape(memory)[0], ops.shape(memory)[1]
+        carry = (
+            initial,
+            ops.zeros((batch, memory.shape[-1]), dtype=initial.dtype),
+            ops.zeros((batch, source_steps), dtype=initial.dtype),
+        )
+
+        def attention_step(carry, projected_t):
+            new_state, context, alignment = self.step(
+                projected_t, carry[0], memory, keys, memory_mask
+            )
+            outputs = (new_state, context, alignment)
+            return outputs, outputs
+
+        _, (states, contexts, alignments) = ops.scan(attention_step, carry, projected)
+        return (
+            self._previous_states(initial, states),
+            time_major(contexts),
+            time_major(alignments),
+        )
+
+    @staticmethod
+    def _previous_states(initial, states):
+        """s_0..s_{Ty-1} from s_1..s_Ty (time-major) as [B, Ty, n]."""
+        previous = ops.concatenate([initial[None], states[:-1]], axis=0)
+        return time_major(previous)
+
+    def compute_output_spec(self, target_embedding, memory, summary, memory_mask=None):
+        batch, steps = target_embedding.shape[:2]
+        dtype = self.compute_dtype
+        outputs = [
+            keras.KerasTensor((batch, steps, self.units), dtype=dtype),
+            keras.KerasTensor((batch, steps, memory.shape[-1]), dtype=dtype),
+        ]
+        if self.attention is not None:
+            outputs.append(keras.KerasTensor((batch, steps, memory.shape[1]), dtype))
+        return tuple(outputs)
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(
+            {
+                "units": self.units,
+                "attention_units": self.attention_units,
+                "kernel_initializer": keras.initializers.serialize(
+                    self.kernel_initializer
+                ),
+                "recurrent_initializer": keras.initializers.serialize(
+                    self.recurrent_initializer
+                ),
+                "bias_initializer": keras.initializers.serialize(
+                    self.bias_initializer
+                ),
+                "attention_initializer": keras.initializers.serialize(
+                    self.attention_initializer
+                ),
+                "score_initializer": keras.initializers.serialize(
+                    self.score_initializer
+                ),
+            }
+        )
+        return config

@@ -1,0 +1,223 @@
+"""Stacked LSTMs of Luong et al. (2015), Sec. 2 and 4.1, with Zaremba dropout.
+
+Run over a whole sequence, each layer is its own recurrence, so every layer's
+input projection is computed for all time steps at once; only the recurrent
+matmul runs inside `ops.scan`. `step` advances all layers by one time step,
+for decoders whose next input depends on their last output (input feeding).
+"""
+
+import keras
+from keras import ops
+
+from seq2seq_attn.layers.gru import time_major
+from seq2seq_attn.serialization import register
+
+
+def lstm_step(projected_input, state, recurrent_kernel):
+    """One LSTM update with the input projection already applied.
+
+    Gates in the order (i, f, g, o):
+        c' = sigmoid(f) * c + sigmoid(i) * tanh(g),  h' = sigmoid(o) * tanh(c')
+
+    Args:
+        projected_input: W x + b, [B, 4n].
+        state: `(h, c)`, each [B, n].
+        recurrent_kernel: U, [n, 4n].
+
+    Returns:
+        `(h', c')`.
+    """
+    hidden, cell = state
+    gates = projected_input + ops.matmul(hidden, recurrent_kernel)
+    input_gate, forget_gate, candidate, output_gate = ops.split(gates, 4, axis=-1)
+    cell = ops.sigmoid(forget_gate) * cell + ops.sigmoid(input_gate) * ops.tanh(
+        candidate
+    )
+    return ops.sigmoid(output_gate) * ops.tanh(cell), cell
+
+
+@register
+class StackedLSTM(keras.layers.Layer):
+    """`num_layers` LSTMs, each reading the outputs of the one below.
+
+    Dropout (Zaremba et al. 2015, as in Luong 4.1) is applied to the input of
+    every layer, never to the recurrent connections, and only in training.
+    States are flat tuples `(h_1, c_1, ..., h_L, c_L)`, layer 1 at the bottom.
+
+    Args:
+        units: n, the cells per layer (1000 in Luong 4.1).
+        num_layers: L (4 in Luong 4.1).
+        dropout: the drop probability of each layer's input (0.2 in Luong).
+        kernel_initializer, recurrent_initializer, bias_initializer: weights.
+
+    Call arguments:
+        inputs: [B, T, D].
+        sequence_mask: boolean [B, T]; on masked steps the states are carried
+            unchanged and the outputs are zero.
+        initial_state: flat tuple of 2L tensors [B, n]; zeros by default.
+        training: whether dropout is on.
+
+    Returns:
+        `(outputs, final_state)`: top-layer outputs [B, T, n] and the flat
+        tuple of final states after each row's last real step.
+    """
+
+    def __init__(
+        self,
+        units,
+        num_layers=1,
+        dropout=0.0,
+        kernel_initializer="glorot_uniform",
+        recurrent_initializer="orthogonal",
+        bias_initializer="zeros",
+        **kwargs,
+    ):
+        super().__init__(**kwargs)
+        if not 0.0 <= dropout < 1.0:
+            raise ValueError(f"dropout must be in [0, 1), got {dropout}")
+        self.units = units
+        self.num_layers = num_layers
+        self.dropout = dropout
+        self.kernel_initializer = keras.initializers.get(kernel_initializer)
+        self.recurrent_initializer = keras.initializers.get(recurrent_initializer)
+        self.bias_initializer = keras.initializers.get(bias_initializer)
+        self.seed_generator = keras.random.SeedGenerator()
+
+    def build(self, inputs_shape):
+        self.kernels, self.recurrent_kernels, self.biases = [], [], []
+        input_size = inputs_shape[-1]
+        for layer in range(self.num_layers):
+            self.kernels.append(
+                self.add_weight(
+                    name=f"kernel_{layer}",
+                    shape=(input_size, 4 * self.units),
+                    initializer=self.kernel_initializer,
+                )
+            )
+            self.recurrent_kernels.append(
+                self.add_weight(
+                    name=f"recurrent_kernel_{layer}",
+                    shape=(self.units, 4 * self.units),
+                    initializer=self.recurrent_initializer,
+                )
+            )
+            self.biases.append(
+                self.add_weight(
+                    name=f"bias_{layer}",
+                    shape=(4 * self.units,),
+                    initializer=self.bias_initializer,
+                )
+            )
+            input_size = self.units
+
+    def zero_state(self, batch, dtype=None):
+        """A flat tuple of 2L zero tensors [B, n]."""
+        zeros = ops.zeros((batch, self.units), dtype=dtype or self.compute_dtype)
+        return (zeros,) * (2 * self.num_layers)
+
+    def _drop(self, inputs, training):
+        if training and self.dropout > 0:
+            return keras.random.dropout(inputs, self.dropout, seed=self.seed_generator)
+        return inputs
+
+    def dropout_masks(self, batch, steps, input_size, training):
+        """Scaled keep-masks, time-major [T, B, D_l], for each layer's input
+        under `step`; None when dropout is off."""
+        if not (training and self.dropout > 0):
+            return None
+        masks = []
+        for layer in range(self.num_layers):
+            size = input_size if layer == 0 else self.units
+            ones = ops.ones((steps, batch, size), dtype=self.compute_dtype)
+            masks.append(self._drop(ones, training))
+        return tuple(masks)
+
+    def step(self, inputs, state, dropout_masks=None):
+        """Advances every layer one time step.
+
+        Args:
+            inputs: [B, D].
+            state: flat tuple of 2L tensors.
+            dropout_masks: one [B, D_l] mask per layer (from `dropout_masks`),
+                or None.
+
+        Returns:
+            `(output, state)`: the top layer's h [B, n] and the new flat state.
+        """
+        new_state = []
+        for layer in range(self.num_layers):
+            if dropout_masks is not None:
+                inputs = inputs * dropout_masks[layer]
+            projected = ops.matmul(inputs, self.kernels[layer]) + self.biases[layer]
+            hidden, cell = lstm_step(
+                projected,
+                (state[2 * layer], state[2 * layer + 1]),
+                self.recurrent_kernels[layer],
+            )
+            new_state += [hidden, cell]
+            inputs = hidden
+        return inputs, tuple(new_state)
+
+    def call(self, inputs, sequence_mask=None, initial_state=None, training=None):
+        batch, steps = ops.shape(inputs)[0], ops.shape(inputs)[1]
+        if sequence_mask is None:
+            sequence_mask = ops.ones((batch, steps), dtype="bool")
+        if initial_state is None:
+            initial_state = self.zero_state(batch)
+        mask = time_major(sequence_mask)
+        sequence = time_major(inputs)
+        final_state = []
+        for layer in range(self.num_layers):
+            sequence = self._drop(sequence, training)
+            projected = ops.matmul(sequence, self.kernels[layer]) + self.biases[layer]
+            recurrent_kernel = self.recurrent_kernels[layer]
+
+            def layer_step(state, step_inputs, recurrent_kernel=recurrent_kernel):
+                projected_t, mask_t = step_inputs
+                new_state = lstm_step(projected_t, state, recurrent_kernel)
+                keep = mask_t[:, None]
+                new_state = tuple(
+                    ops.where(keep, new, old) for new, old in zip(new_state, state)
+                )
+                return new_state, new_state
+
+            initial = (initial_state[2 * layer], initial_state[2 * layer + 1])
+            last, (sequence, _) = ops.scan(layer_step, initial, (projected, mask))
+            final_state += list(last)
+        outputs = time_major(sequence) * ops.cast(sequence_mask, sequence.dtype)[
+            :, :, None
+        ]
+        return outputs, tuple(final_state)
+
+    def compute_output_spec(
+        self, inputs, sequence_mask=None, initial_state=None, training=None
+    ):
+        dtype = self.compute_dtype
+        outputs = keras.KerasTensor(
+            tuple(inputs.shape[:2]) + (self.units,), dtype=dtype
+        )
+        state = tuple(
+            keras.KerasTensor((inputs.shape[0], self.units), dtype=dtype)
+            for _ in range(2 * self.num_layers)
+        )
+        return outputs, state
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(
+            {
+                "units": self.units,
+                "num_layers": self.num_layers,
+                "dropout": self.dropout,
+                "kernel_initializer": keras.initializers.serialize(
+                    self.kernel_initializer
+                ),
+                "recurrent_initializer": keras.initializers.serialize(
+                    self.recurrent_initializer
+                ),
+                "bias_initializer": keras.initializers.serialize(
+                    self.bias_initializer
+                ),
+            }
+        )
+        return config

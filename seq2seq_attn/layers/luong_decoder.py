@@ -1,0 +1,256 @@
+"""The attentional LSTM decoder of Luong et al. (2015), Sec. 3 and 3.3."""
+
+import keras
+from keras import ops
+
+from seq2seq_attn.layers.gru import time_major
+from seq2seq_attn.layers.luong_attention import LuongAttention
+from seq2seq_attn.layers.lstm import StackedLSTM
+from seq2seq_attn.serialization import register
+
+
+@register
+class LuongDecoder(keras.layers.Layer):
+    """Stacked LSTM decoder with attention on its top layer.
+
+    Luong et al. (2015): the top hidden state h_t attends over the source
+    (`LuongAttention`) and gives the attentional vector
+        h~_t = tanh(W_c [c_t; h_t])                               (Eq. 5)
+    from which `p(y_t | y_<t, x) = softmax(W_s h~_t)` (Eq. 6; W_s is the
+    model's output projection). With input feeding (Sec. 3.3) h~_{t-1} is
+    concatenated to the embedding of the next input; without it, the LSTM runs
+    over all steps first and the attention and h~ are computed for all steps
+    at once. With `score=None` there is no attention (the "base" model of
+    Table 1) and h~_t = h_t.
+
+    Args:
+        units: n, the cells per layer.
+        num_layers: L.
+        score, mode, window, attention_units, max_source_length: passed to
+            `LuongAttention`; `score=None` for no attention.
+        input_feeding: feed h~_{t-1} to the next step (Sec. 3.3).
+        dropout: Zaremba dropout on each LSTM layer's input and on h~.
+        kernel_initializer, recurrent_initializer, bias_initializer: weights.
+
+    Call arguments:
+        target_embedding: embeddings of y_0..y_{Ty-1}, [B, Ty, m].
+        memory: source hidden states h_s, [B, Tx, Dv].
+        memory_mask: boolean [B, Tx].
+        initial_state: the encoder's final flat LSTM state (2L tensors).
+        training: whether dropout is on.
+
+    Returns:
+        `(attentional, alignments)`: h~_t [B, Ty, n] and a_t [B, Ty, Tx];
+        without attention, `attentional` alone.
+    """
+
+    def __init__(
+        self,
+        units,
+        num_layers=1,
+        score="general",
+        mode="global",
+        window=10,
+        input_feeding=True,
+        dropout=0.0,
+        attention_units=None,
+        max_source_length=None,
+        kernel_initializer="glorot_uniform",
+        recurrent_initializer="orthogonal",
+        bias_initializer="zeros",
+        **kwargs,
+    ):
+        super().__init__(**kwargs)
+        if input_feeding and score is None:
+            raise ValueError("input_feeding needs attention (a score)")
+        self.units = units
+        self.num_layers = num_layers
+        self.score = score
+        self.mode = mode
+        self.window = window
+        self.input_feeding = input_feeding
+        self.dropout = dropout
+        self.attention_units = attention_units
+        self.max_source_length = max_source_length
+        self.kernel_initializer = keras.initializers.get(kernel_initializer)
+        self.recurrent_initializer = keras.initializers.get(recurrent_initializer)
+        self.bias_initializer = keras.initializers.get(bias_initializer)
+        self.lstm = StackedLSTM(
+            units,
+            num_layers,
+            dropout=dropout,
+            kernel_initializer=self.kernel_initializer,
+            recurrent_initializer=self.recurrent_initializer,
+            bias_initializer=self.bias_initializer,
+            name="lstm",
+        )
+        self.attention = None
+        if score is not None:
+            self.attention = LuongAttention(
+                score=score,
+                mode=mode,
+                window=window,
+                units=attention_units,
+                max_source_length=max_source_length,
+                kernel_initializer=self.kernel_initializer,
+                name="attention",
+            )
+        self.seed_generator = keras.random.SeedGenerator()
+
+    def build(self, target_embedding_shape, memory_shape):
+        input_size = target_embedding_shape[-1]
+        if self.input_feeding:
+            input_size += self.units
+        self.lstm.build((None, None, input_size))
+        if self.attention is not None:
+            self.attention.build((None, self.units), memory_shape)
+            self.combine_kernel = self.add_weight(
+                name="combine_kernel",
+                shape=(memory_shape[-1] + self.units, self.units),
+                initializer=self.kernel_initializer,
+            )
+
+    def attentional(self, context, hidden):
+        """h~ = tanh(W_c [c; h]) (Eq. 5), for any leading axes."""
+        combined = ops.concatenate([context, hidden], axis=-1)
+        return ops.tanh(ops.matmul(combined, self.combine_kernel))
+
+    def project_keys(self, memory):
+        """The attention's query-independent part, once per sentence."""
+        if self.attention is None:
+            return None
+        return self.attention.project_keys(memory)
+
+    def initial_state(self, encoder_state):
+        """The decoder state before step 0: the encoder's final LSTM state,
+        then h~_0 = 0 with input feeding."""
+        state = tuple(encoder_state)
+        if self.input_feeding:
+            state += (ops.zeros_like(state[0]),)
+        return state
+
+    def step(
+        self, embedding, position, state, memory, keys=None, memory_mask=None,
+        dropout_masks=None,
+    ):
+        """One decoder step t.
+
+        Args:
+            embedding: embedding of y_{t-1}, [B, m].
+            position: t, a scalar or [B] (used by local attention).
+            state: from `initial_state` or the previous step.
+            memory, keys, memory_mask: as in `call` and `project_keys`.
+            dropout_masks: per-layer masks of `StackedLSTM.dropout_masks`.
+
+        Returns:
+            `(attentional, alignment, state)`: h~_t [B, n], a_t [B, Tx] (None
+            without attention) and the new state.
+        """
+        lstm_state = state[: 2 * self.num_layers]
+        inputs = embedding
+        if self.input_feeding:
+            inputs = ops.concatenate([embedding, state[-1]], axis=-1)
+        hidden, lstm_state = self.lstm.step(inputs, lstm_state, dropout_masks)
+        if self.attention is None:
+            return hidden, None, lstm_state
+        context, alignment = self.attention(
+            hidden, memory, value_mask=memory_mask, position=position, keys=keys
+        )
+        attentional = self.attentional(context, hidden)
+        if self.input_feeding:
+            return attentional, alignment, lstm_state + (attentional,)
+        return attentional, alignment, lstm_state
+
+    def call(
+        self, target_embedding, memory, memory_mask, initial_state, training=None
+    ):
+        keys = self.project_keys(memory)
+        if not self.input_feeding:
+            hidden, _ = self.lstm(
+                target_embedding, initial_state=tuple(initial_state), training=training
+            )
+            if self.attention is None:
+                return self._drop(hidden, training)
+            context, alignments = self.attention(
+                hidden, memory, value_mask=memory_mask, keys=keys
+            )
+            return self._drop(self.attentional(context, hidden), training), alignments
+        return self._feeding_loop(
+            target_embedding, memory, memory_mask, keys, initial_state, training
+        )
+
+    def _feeding_loop(
+        self, target_embedding, memory, memory_mask, keys, initial_state, training
+    ):
+        batch, steps = ops.shape(target_embedding)[0], ops.shape(target_embedding)[1]
+        masks = self.lstm.dropout_masks(
+            batch, steps, target_embedding.shape[-1] + self.units, training
+        )
+        state = self.initial_state(initial_state)
+        alignment = ops.zeros((batch, ops.shape(memory)[1]), dtype=state[0].dtype)
+        position = ops.zeros((), dtype="int32")
+        xs = time_major(target_embedding)
+        if masks is not None:
+            xs = (xs, masks)
+
+        def feeding_step(carry, step_inputs):
+            state, _, position = carry
+            embedding, step_masks = step_inputs, None
+            if masks is not None:
+                embedding, step_masks = step_inputs
+            _, alignment, state = self.step(
+                embedding, position, state, memory, keys, memory_mask, step_masks
+            )
+            outputs = (state, alignment, position + 1)
+            return outputs, outputs
+
+        _, (states, alignments, _) = ops.scan(
+            feeding_step, (state, alignment, position), xs
+        )
+        attentional = time_major(states[-1])
+        return self._drop(attentional, training), time_major(alignments)
+
+    def _drop(self, inputs, training):
+        if training and self.dropout > 0:
+            return keras.random.dropout(inputs, self.dropout, seed=self.seed_generator)
+        return inputs
+
+    def compute_output_spec(
+        self, target_embedding, memory, memory_mask, initial_state, training=None
+    ):
+        batch, steps = target_embedding.shape[:2]
+        attentional = keras.KerasTensor(
+            (batch, steps, self.units), dtype=self.compute_dtype
+        )
+        if self.attention is None:
+            return attentional
+        alignments = keras.KerasTensor(
+            (batch, steps, memory.shape[1]), dtype=self.compute_dtype
+        )
+        return attentional, alignments
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(
+            {
+                "units": self.units,
+                "num_layers": self.num_layers,
+                "score": self.score,
+                "mode": self.mode,
+                "window": self.window,
+                "input_feeding": self.input_feeding,
+                "dropout": self.dropout,
+                "attention_units": self.attention_units,
+                "max_source_length": self.max_source_length,
+                "kernel_initializer": keras.initializers.serialize(
+                    self.kernel_initializer
+                ),
+                "recurrent_initializer": keras.initializers.serialize(
+                    self.recurrent_initializer
+                ),
+                "bias_initializer": keras.initializers.serialize(
+                    self.bias_initializer
+                ),
+            }
+        )
+        return config

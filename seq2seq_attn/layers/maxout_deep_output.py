@@ -1,0 +1,115 @@
+"""The maxout deep output of RNNsearch (Bahdanau et al. 2015, A.2.2)."""
+
+import keras
+from keras import ops
+
+from seq2seq_attn.serialization import register
+
+
+@register
+class MaxoutDeepOutput(keras.layers.Layer):
+    """Deep output with one maxout hidden layer, then the vocabulary logits.
+
+    Bahdanau et al. (2015), A.2.2:
+        t~_i = U_o s_{i-1} + V_o E y_{i-1} + C_o c_i      (2l units)
+        t_i  = [max(t~_{i,2j-1}, t~_{i,2j})]_{j=1..l}       (l units)
+        logits_i = W_o t_i
+    The equations omit biases (A.2); this layer has them, starting at zero
+    (B.1). Every input may have any leading axes, so the layer runs once over
+    all decoder steps, outside the recurrence.
+
+    Args:
+        units: l, the size of the maxout layer (500 in A.2.3).
+        vocab_size: K_y, the number of target words.
+        pool_size: how many pre-activations each maxout unit takes (2).
+        kernel_initializer: initializer of U_o, V_o, C_o and W_o (B.1 uses
+            N(0, 0.01^2)).
+        bias_initializer: initializer of both biases.
+
+    Call arguments:
+        state: s_{i-1}, [..., n].
+        previous_embedding: E y_{i-1}, [..., m].
+        context: c_i, [..., Dc].
+
+    Returns:
+        float32 logits [..., vocab_size].
+    """
+
+    def __init__(
+        self,
+        units,
+        vocab_size,
+        pool_size=2,
+        kernel_initializer="glorot_uniform",
+        bias_initializer="zeros",
+        **kwargs,
+    ):
+        super().__init__(**kwargs)
+        self.units = units
+        self.vocab_size = vocab_size
+        self.pool_size = pool_size
+        self.kernel_initializer = keras.initializers.get(kernel_initializer)
+        self.bias_initializer = keras.initializers.get(bias_initializer)
+
+    def _kernel(self, name, shape):
+        return self.add_weight(
+            name=name, shape=shape, initializer=self.kernel_initializer
+        )
+
+    def build(self, state_shape, previous_embedding_shape, context_shape):
+        width = self.units * self.pool_size
+        self.state_kernel = self._kernel("state_kernel", (state_shape[-1], width))
+        self.embedding_kernel = self._kernel(
+            "embedding_kernel", (previous_embedding_shape[-1], width)
+        )
+        self.context_kernel = self._kernel(
+            "context_kernel", (context_shape[-1], width)
+        )
+        self.maxout_bias = self.add_weight(
+            name="maxout_bias", shape=(width,), initializer=self.bias_initializer
+        )
+        self.output_kernel = self._kernel(
+            "output_kernel", (self.units, self.vocab_size)
+        )
+        self.output_bias = self.add_weight(
+            name="output_bias",
+            shape=(self.vocab_size,),
+            initializer=self.bias_initializer,
+        )
+
+    def maxout(self, state, previous_embedding, context):
+        """t_i, the maxout hidden layer: [..., units]."""
+        pre_activation = (
+            ops.matmul(state, self.state_kernel)
+            + ops.matmul(previous_embedding, self.embedding_kernel)
+            + ops.matmul(context, self.context_kernel)
+            + self.maxout_bias
+        )
+        shape = ops.shape(pre_activation)[:-1] + (self.units, self.pool_size)
+        return ops.max(ops.reshape(pre_activation, shape), axis=-1)
+
+    def call(self, state, previous_embedding, context):
+        hidden = self.maxout(state, previous_embedding, context)
+        logits = ops.matmul(hidden, self.output_kernel) + self.output_bias
+        return ops.cast(logits, "float32")
+
+    def compute_output_spec(self, state, previous_embedding, context):
+        shape = tuple(state.shape[:-1]) + (self.vocab_size,)
+        return keras.KerasTensor(shape, dtype="float32")
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(
+            {
+                "units": self.units,
+                "vocab_size": self.vocab_size,
+                "pool_size": self.pool_size,
+                "kernel_initializer": keras.initializers.serialize(
+                    self.kernel_initializer
+                ),
+                "bias_initializer": keras.initializers.serialize(
+                    self.bias_initializer
+                ),
+            }
+        )
+        return config

@@ -1,0 +1,68 @@
+"""`build_model(config)`: the teacher-forced Keras model of any family."""
+
+import keras
+
+from seq2seq_attn.layers.gru_decoder import GRUDecoder
+from seq2seq_attn.layers.luong_decoder import LuongDecoder
+from seq2seq_attn.models import luong, rnnsearch
+
+FAMILIES = {"rnnsearch": rnnsearch, "rnnencdec": rnnsearch, "luong": luong}
+
+
+def _inputs():
+    return (
+        keras.Input(shape=(None,), dtype="int32", name="source_ids"),
+        keras.Input(shape=(None,), dtype="int32", name="target_input_ids"),
+    )
+
+
+def build_model(config):
+    """The teacher-forced training form of the model `config` describes.
+
+    Args:
+        config: a `ModelConfig`.
+
+    Returns:
+        A functional `keras.Model` named after the architecture, with inputs
+        `[source_ids [B, Tx], target_input_ids [B, Ty]]` (int32, 0 pads) and
+        output float32 logits [B, Ty, target_vocab_size]. Its layers are named
+        (`source_embedding`, `encoder`, `decoder`, ...) so that
+        `InferenceForm` and `alignment_model` can share them.
+    """
+    family = FAMILIES[config.architecture]
+    layers = family.create_layers(config)
+    source_ids, target_input_ids = _inputs()
+    logits, _ = family.connect(layers, source_ids, target_input_ids)
+    return keras.Model(
+        [source_ids, target_input_ids], logits, name=config.architecture
+    )
+
+
+def family_of(model):
+    """The module (`rnnsearch` or `luong`) that wires `model`'s layers."""
+    decoder = model.get_layer("decoder")
+    if isinstance(decoder, GRUDecoder):
+        return rnnsearch
+    if isinstance(decoder, LuongDecoder):
+        return luong
+    raise ValueError(f"model {model.name!r} has no known decoder layer")
+
+
+def named_layers(model):
+    """The model's top-level layers by name."""
+    return {layer.name: layer for layer in model.layers}
+
+
+def alignment_model(model):
+    """A model sharing `model`'s weights that returns `(logits, alignments)`.
+
+    Alignments are the teacher-forced attention weights [B, Ty, Tx] (zeros
+    for models without attention), for heatmaps and AER.
+    """
+    source_ids, target_input_ids = _inputs()
+    logits, alignments = family_of(model).connect(
+        named_layers(model), source_ids, target_input_ids
+    )
+    if alignments is None:
+        raise ValueError(f"model {model.name!r} has no attention")
+    return keras.Model([source_ids, target_input_ids], [logits, alignments])

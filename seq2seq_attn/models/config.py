@@ -1,0 +1,136 @@
+"""The frozen configuration every model is built from."""
+
+import dataclasses
+import json
+
+ARCHITECTURES = ("rnnsearch", "rnnencdec", "luong")
+SCORES = ("dot", "general", "concat", "location", "none")
+MODES = ("global", "local-m", "local-p")
+INITIALIZERS = ("bahdanau", "luong", "glorot")
+
+
+@dataclasses.dataclass(frozen=True)
+class ModelConfig:
+    """Everything that decides a model's shape and initial weights.
+
+    Attributes:
+        architecture: "rnnsearch" (Bahdanau et al. 2015), "rnnencdec" (Cho et
+            al. 2014a, Bahdanau's baseline) or "luong" (Luong et al. 2015).
+        source_vocab_size: K_x, including the reserved ids.
+        target_vocab_size: K_y, including the reserved ids.
+        embedding_dim: m (620 in Bahdanau A.2.3, 1000 in Luong 4.1).
+        hidden_units: n (1000 in both papers).
+        attention_units: n', the alignment model's size for rnnsearch (1000 in
+            Bahdanau A.2.3), or the size of Luong's concat and local-p
+            networks; defaults to `hidden_units`.
+        maxout_units: l, the maxout layer of rnnsearch and rnnencdec (500).
+        maxout_pool_size: inputs per maxout unit (2).
+        num_layers: stacked LSTM layers of luong (4).
+        score: luong's score function, or "none" for no attention.
+        attention_mode: "global", "local-m" or "local-p" (luong).
+        window: D of local attention (10).
+        max_source_length: source positions the "location" score can address.
+        input_feeding: luong's input feeding (Sec. 3.3).
+        reverse_source: feed luong's encoder the source reversed.
+        dropout: luong's dropout probability (0.2 in Sec. 4.1).
+        initializer: "bahdanau" (B.1), "luong" (uniform, Sec. 4.1) or
+            "glorot" (Keras defaults).
+        init_scale: the range of the "luong" uniform initializer (0.1).
+    """
+
+    architecture: str = "rnnsearch"
+    source_vocab_size: int = 30000
+    target_vocab_size: int = 30000
+    embedding_dim: int = 620
+    hidden_units: int = 1000
+    attention_units: int | None = None
+    maxout_units: int = 500
+    maxout_pool_size: int = 2
+    num_layers: int = 1
+    score: str = "general"
+    attention_mode: str = "global"
+    window: int = 10
+    max_source_length: int = 50
+    input_feeding: bool = True
+    reverse_source: bool = False
+    dropout: float = 0.0
+    initializer: str = "bahdanau"
+    init_scale: float = 0.1
+
+    def __post_init__(self):
+        def check(condition, message):
+            if not condition:
+                raise ValueError(f"ModelConfig: {message}")
+
+        check(
+            self.architecture in ARCHITECTURES,
+            f"architecture must be one of {ARCHITECTURES}, "
+            f"got {self.architecture!r}",
+        )
+        check(self.score in SCORES, f"score must be one of {SCORES}, got {self.score!r}")
+        check(
+            self.attention_mode in MODES,
+            f"attention_mode must be one of {MODES}, got {self.attention_mode!r}",
+        )
+        check(
+            self.initializer in INITIALIZERS,
+            f"initializer must be one of {INITIALIZERS}, got {self.initializer!r}",
+        )
+        for name in (
+            "source_vocab_size",
+            "target_vocab_size",
+            "embedding_dim",
+            "hidden_units",
+            "maxout_units",
+            "maxout_pool_size",
+            "num_layers",
+            "max_source_length",
+        ):
+            value = getattr(self, name)
+            check(
+                isinstance(value, int) and value > 0,
+                f"{name} must be a positive integer, got {value!r}",
+            )
+        check(self.source_vocab_size > 4, "source_vocab_size must exceed 4")
+        check(self.target_vocab_size > 4, "target_vocab_size must exceed 4")
+        check(self.window >= 0, f"window must be >= 0, got {self.window}")
+        check(0.0 <= self.dropout < 1.0, f"dropout must be in [0, 1), got {self.dropout}")
+        check(
+            not (
+                self.architecture == "luong"
+                and self.score == "none"
+                and self.input_feeding
+            ),
+            "input_feeding needs attention: set score or input_feeding=False",
+        )
+
+    @property
+    def attention_size(self):
+        """n' with its default applied."""
+        return self.attention_units or self.hidden_units
+
+    def to_dict(self):
+        """A plain dict of the fields (JSON-serialisable)."""
+        return dataclasses.asdict(self)
+
+    def to_json(self):
+        """The config as indented JSON."""
+        return json.dumps(self.to_dict(), indent=2, sort_keys=True)
+
+    @classmethod
+    def from_dict(cls, values):
+        """Builds a config from a dict, naming any unknown key."""
+        known = {field.name for field in dataclasses.fields(cls)}
+        unknown = sorted(set(values) - known)
+        if unknown:
+            raise ValueError(f"ModelConfig: unknown fields {unknown}")
+        return cls(**values)
+
+    @classmethod
+    def from_json(cls, text):
+        """Inverse of `to_json`."""
+        return cls.from_dict(json.loads(text))
+
+    def replace(self, **changes):
+        """A copy with some fields changed (and checked again)."""
+        return dataclasses.replace(self, **changes)

@@ -1,0 +1,135 @@
+"""The stacked-LSTM attentional model of Luong et al. (2015), Sec. 2-3.
+
+An L-layer LSTM encoder (optionally reading the source reversed, Table 1)
+hands its final states to an L-layer LSTM decoder (`LuongDecoder`) whose top
+layer attends over the encoder's top-layer states. The encoder states are put
+back in source order after a reversed read, so that alignment position s is
+source word s (for local attention, unk replacement and AER).
+"""
+
+import keras
+
+from seq2seq_attn.initializers import initializers_for
+from seq2seq_attn.layers.lstm import StackedLSTM
+from seq2seq_attn.layers.luong_decoder import LuongDecoder
+from seq2seq_attn.layers.masking import PaddingMask, ReverseSequence
+
+
+def create_layers(config):
+    """The named layers of a "luong" model."""
+    if config.architecture != "luong":
+        raise ValueError(f"not a luong config: {config.architecture!r}")
+    init = (
+        initializers_for("luong", scale=config.init_scale)
+        if config.initializer == "luong"
+        else initializers_for(config.initializer)
+    )
+    recurrent = dict(
+        kernel_initializer=init["kernel"],
+        recurrent_initializer=init["recurrent"],
+        bias_initializer=init["bias"],
+    )
+    n = config.hidden_units
+    layers = {
+        "source_mask": PaddingMask(name="source_mask"),
+        "source_embedding": keras.layers.Embedding(
+            config.source_vocab_size,
+            config.embedding_dim,
+            embeddings_initializer=init["embedding"],
+            name="source_embedding",
+        ),
+        "target_embedding": keras.layers.Embedding(
+            config.target_vocab_size,
+            config.embedding_dim,
+            embeddings_initializer=init["embedding"],
+            name="target_embedding",
+        ),
+        "encoder": StackedLSTM(
+            n, config.num_layers, dropout=config.dropout, name="encoder", **recurrent
+        ),
+        "decoder": LuongDecoder(
+            n,
+            config.num_layers,
+            score=None if config.score == "none" else config.score,
+            mode=config.attention_mode,
+            window=config.window,
+            input_feeding=config.input_feeding,
+            dropout=config.dropout,
+            attention_units=config.attention_units,
+            max_source_length=config.max_source_length,
+            name="decoder",
+            **recurrent,
+        ),
+        "output_projection": keras.layers.Dense(
+            config.target_vocab_size,
+            kernel_initializer=init["kernel"],
+            bias_initializer=init["bias"],
+            dtype="float32",
+            name="output_projection",
+        ),
+    }
+    if config.reverse_source:
+        layers["source_reversal"] = ReverseSequence(name="source_reversal")
+        layers["memory_reversal"] = ReverseSequence(name="memory_reversal")
+    return layers
+
+
+def _encode(layers, source_ids, training=None):
+    source_mask = layers["source_mask"](source_ids)
+    encoder_ids = source_ids
+    if "source_reversal" in layers:
+        encoder_ids = layers["source_reversal"](source_ids, source_mask)
+    memory, final_state = layers["encoder"](
+        layers["source_embedding"](encoder_ids),
+        sequence_mask=source_mask,
+        training=training,
+    )
+    if "memory_reversal" in layers:
+        memory = layers["memory_reversal"](memory, source_mask)
+    return memory, source_mask, final_state
+
+
+def connect(layers, source_ids, target_input_ids):
+    """Teacher-forced graph: `(logits, alignments)`; alignments is None
+    without attention."""
+    memory, source_mask, final_state = _encode(layers, source_ids)
+    outputs = layers["decoder"](
+        layers["target_embedding"](target_input_ids),
+        memory,
+        source_mask,
+        final_state,
+    )
+    if isinstance(outputs, (tuple, list)):
+        attentional, alignments = outputs
+    else:
+        attentional, alignments = outputs, None
+    logits = layers["output_projection"](attentional)
+    return logits, alignments
+
+
+def encode(layers, source_ids):
+    """The inference encoder: memory, keys, mask and the state before step 0."""
+    memory, source_mask, final_state = _encode(layers, source_ids, training=False)
+    decoder = layers["decoder"]
+    encoded = {"memory": memory, "memory_mask": source_mask}
+    if decoder.attention is not None:
+        encoded["keys"] = decoder.project_keys(memory)
+    return encoded, decoder.initial_state(final_state)
+
+
+def step(layers, token_ids, position, state, encoded):
+    """One decoder step: `(logits [B, V], alignment [B, Tx], state)`."""
+    attentional, alignment, state = layers["decoder"].step(
+        layers["target_embedding"](token_ids),
+        position,
+        state,
+        encoded["memory"],
+        encoded.get("keys"),
+        encoded["memory_mask"],
+    )
+    logits = layers["output_projection"](attentional)
+    if alignment is None:
+        alignment = keras.ops.zeros(
+            keras.ops.shape(encoded["memory_mask"]), dtype=logits.dtype
+        )
+    return logits, alignment, state

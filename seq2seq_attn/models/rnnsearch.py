@@ -1,0 +1,117 @@
+"""RNNsearch and RNNencdec (Bahdanau et al. 2015, Sec. 3, 4 and App. A).
+
+Both models share the decoder (a conditional GRU) and the maxout deep
+output; RNNsearch reads a bidirectional encoder's annotations through the
+alignment model, RNNencdec fixes the context to the last state of a forward
+encoder (A.2.2).
+"""
+
+import keras
+from keras import ops
+
+from seq2seq_attn.initializers import initializers_for
+from seq2seq_attn.layers.gru import GRU, BidirectionalGRU
+from seq2seq_attn.layers.gru_decoder import GRUDecoder
+from seq2seq_attn.layers.masking import PaddingMask
+from seq2seq_attn.layers.maxout_deep_output import MaxoutDeepOutput
+
+
+def create_layers(config):
+    """The named layers of `config.architecture` ("rnnsearch"/"rnnencdec")."""
+    init = initializers_for(config.initializer)
+    n = config.hidden_units
+    recurrent = dict(
+        kernel_initializer=init["kernel"],
+        recurrent_initializer=init["recurrent"],
+        bias_initializer=init["bias"],
+    )
+    attentive = config.architecture == "rnnsearch"
+    encoder_class = BidirectionalGRU if attentive else GRU
+    return {
+        "source_mask": PaddingMask(name="source_mask"),
+        "source_embedding": keras.layers.Embedding(
+            config.source_vocab_size,
+            config.embedding_dim,
+            embeddings_initializer=init["embedding"],
+            name="source_embedding",
+        ),
+        "target_embedding": keras.layers.Embedding(
+            config.target_vocab_size,
+            config.embedding_dim,
+            embeddings_initializer=init["embedding"],
+            name="target_embedding",
+        ),
+        "encoder": encoder_class(n, name="encoder", **recurrent),
+        "decoder": GRUDecoder(
+            n,
+            attention_units=config.attention_size if attentive else None,
+            attention_initializer=init["attention"],
+            score_initializer=init["score"],
+            name="decoder",
+            **recurrent,
+        ),
+        "deep_output": MaxoutDeepOutput(
+            config.maxout_units,
+            config.target_vocab_size,
+            pool_size=config.maxout_pool_size,
+            kernel_initializer=init["kernel"],
+            bias_initializer=init["bias"],
+            name="deep_output",
+        ),
+    }
+
+
+def _memory_and_summary(layers, source_embedding, source_mask):
+    encoder = layers["encoder"]
+    if isinstance(encoder, BidirectionalGRU):
+        return encoder(source_embedding, sequence_mask=source_mask)
+    _, last_state = encoder(source_embedding, sequence_mask=source_mask)
+    return last_state, last_state
+
+
+def connect(layers, source_ids, target_input_ids):
+    """Teacher-forced graph: `(logits, alignments)`; alignments is None for
+    RNNencdec."""
+    source_mask = layers["source_mask"](source_ids)
+    memory, summary = _memory_and_summary(
+        layers, layers["source_embedding"](source_ids), source_mask
+    )
+    target_embedding = layers["target_embedding"](target_input_ids)
+    outputs = layers["decoder"](
+        target_embedding, memory, summary, memory_mask=source_mask
+    )
+    previous_states, contexts = outputs[0], outputs[1]
+    logits = layers["deep_output"](previous_states, target_embedding, contexts)
+    alignments = outputs[2] if len(outputs) == 3 else None
+    return logits, alignments
+
+
+def encode(layers, source_ids):
+    """The inference encoder: memory, keys, mask and the state before step 1."""
+    source_mask = layers["source_mask"](source_ids)
+    memory, summary = _memory_and_summary(
+        layers, layers["source_embedding"](source_ids), source_mask
+    )
+    decoder = layers["decoder"]
+    encoded = {"memory": memory, "memory_mask": source_mask}
+    if decoder.attention is not None:
+        encoded["keys"] = decoder.project_keys(memory)
+    return encoded, (decoder.initial_state(summary),)
+
+
+def step(layers, token_ids, position, state, encoded):
+    """One decoder step: `(logits [B, V], alignment [B, Tx], state)`."""
+    decoder = layers["decoder"]
+    previous_state = state[0]
+    embedding = layers["target_embedding"](token_ids)
+    new_state, context, alignment = decoder.step(
+        decoder.project_embedding(embedding),
+        previous_state,
+        encoded["memory"],
+        encoded.get("keys"),
+        encoded["memory_mask"],
+    )
+    logits = layers["deep_output"](previous_state, embedding, context)
+    if alignment is None:
+        alignment = ops.zeros(ops.shape(encoded["memory_mask"]), dtype=logits.dtype)
+    return logits, alignment, (new_state,)

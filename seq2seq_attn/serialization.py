@@ -1,0 +1,10 @@
+"""Registration of the package's Keras objects for `.keras` save and load."""
+
+import keras
+
+PACKAGE = "seq2seq_attn"
+
+
+def register(cls):
+    """Registers `cls` as serializable under the package name."""
+    return keras.saving.register_keras_serializable(package=PACKAGE)(cls)

@@ -1,0 +1,46 @@
+"""Packaging for seq2seq_attn; see BUILD.md for how to build and test."""
+
+import pathlib
+import re
+
+from setuptools import find_packages, setup
+
+HERE = pathlib.Path(__file__).parent
+VERSION = re.search(
+    r'__version__ = "([^"]+)"', (HERE / "seq2seq_attn" / "__init__.py").read_text()
+).group(1)
+
+TEST = ["pytest>=8", "jax[cpu]>=0.4.30", "ruff>=0.6"]
+DEV = TEST + ["jupyter", "nbclient>=0.10", "matplotlib>=3.8"]
+
+setup(
+    name="seq2seq_attn",
+    version=VERSION,
+    description=(
+        "Attention-based neural machine translation (Bahdanau et al. 2015, "
+        "Luong et al. 2015) in TensorFlow 2 and Keras 3"
+    ),
+    long_description=(HERE / "README.md").read_text(encoding="utf-8"),
+    long_description_content_type="text/markdown",
+    license="Apache-2.0",
+    python_requires=">=3.10",
+    packages=find_packages(include=["seq2seq_attn", "seq2seq_attn.*"]),
+    install_requires=[
+        "tensorflow>=2.16,<2.21",
+        # tensorflow-text pins the TensorFlow minor version it was built for.
+        "tensorflow-text>=2.16,<2.21",
+        "keras>=3.3",
+        "sacrebleu>=2.4",
+        "absl-py>=1.4",
+        "numpy>=1.26",
+    ],
+    extras_require={
+        "gpu": ["tensorflow[and-cuda]>=2.16,<2.21"],
+        "test": TEST,
+        "dev": DEV,
+    },
+    classifiers=[
+        "Programming Language :: Python :: 3",
+        "Topic :: Scientific/Engineering :: Artificial Intelligence",
+    ],
+)
