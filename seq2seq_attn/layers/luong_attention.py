@@ -118,7 +118,7 @@ class LuongAttention(keras.layers.Layer):
     def project_keys(self, value):
         """The query-independent part of the score, once per sentence."""
         if self.score == "general":
-            return ops.matmul(value, ops.transpose(self.kernel))
+            return ops.matmul(value, self.kernel)
         if self.score == "concat":
             return ops.matmul(value, self.key_kernel)
         return value

@@ -1,0 +1,36 @@
+import pytest
+
+from seq2seq_attn.models import ModelConfig
+
+
+def test_json_round_trip():
+    config = ModelConfig(architecture="luong", score="concat", num_layers=4)
+    assert ModelConfig.from_json(config.to_json()) == config
+
+
+def test_frozen():
+    with pytest.raises(Exception):
+        ModelConfig().hidden_units = 3
+
+
+@pytest.mark.parametrize(
+    "changes,message",
+    [
+        (dict(architecture="transformer"), "architecture must be one of"),
+        (dict(score="cosine"), "score must be one of"),
+        (dict(attention_mode="local"), "attention_mode must be one of"),
+        (dict(hidden_units=0), "hidden_units must be a positive integer"),
+        (dict(dropout=1.0), "dropout must be in"),
+        (dict(initializer="he"), "initializer must be one of"),
+        (dict(architecture="luong", score="none"), "input_feeding needs attention"),
+        (dict(target_vocab_size=3), "target_vocab_size must exceed 4"),
+    ],
+)
+def test_bad_values_are_named(changes, message):
+    with pytest.raises(ValueError, match=message):
+        ModelConfig(**changes)
+
+
+def test_unknown_field_is_named():
+    with pytest.raises(ValueError, match="unknown fields \\['hiden_units'\\]"):
+        ModelConfig.from_dict({"hiden_units": 3})

@@ -1,0 +1,41 @@
+import numpy as np
+
+import numpy_reference as ref
+from seq2seq_attn.layers import StackedLSTM
+
+
+def test_stacked_lstm_matches_equations_and_steps(rng):
+    lengths = [5, 2]
+    x = rng.normal(size=(2, 5, 3)).astype("float32")
+    mask = np.arange(5)[None, :] < np.array(lengths)[:, None]
+    layer = StackedLSTM(4, num_layers=2, bias_initializer="random_normal")
+    outputs, final = layer(x, sequence_mask=mask)
+    for b, length in enumerate(lengths):
+        inputs, finals = x[b, :length], []
+        for i in range(2):
+            params = [
+                np.asarray(w[i])
+                for w in (layer.kernels, layer.recurrent_kernels, layer.biases)
+            ]
+            inputs, h, c = ref.lstm(inputs, np.zeros(4), np.zeros(4), *params)
+            finals += [h, c]
+        np.testing.assert_allclose(np.asarray(outputs)[b, :length], inputs, atol=1e-5)
+        assert np.all(np.asarray(outputs)[b, length:] == 0.0)
+        for got, want in zip(final, finals):
+            np.testing.assert_allclose(np.asarray(got)[b], want, atol=1e-5)
+    state = layer.zero_state(2)
+    for t in range(5):
+        top, state = layer.step(x[:, t], state)
+        np.testing.assert_allclose(
+            np.asarray(top)[0], np.asarray(outputs)[0, t], atol=1e-6
+        )
+
+
+def test_dropout_only_in_training(rng):
+    x = rng.normal(size=(2, 5, 3)).astype("float32")
+    layer = StackedLSTM(4, num_layers=2, dropout=0.5)
+    eval_a, _ = layer(x)
+    eval_b, _ = layer(x, training=False)
+    train, _ = layer(x, training=True)
+    np.testing.assert_array_equal(np.asarray(eval_a), np.asarray(eval_b))
+    assert not np.allclose(np.asarray(train), np.asarray(eval_a))

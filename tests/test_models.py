@@ -1,0 +1,199 @@
+import itertools
+
+import keras
+import numpy as np
+import pytest
+
+from conftest import padded_batch
+from seq2seq_attn.models import InferenceForm, ModelConfig, alignment_model, build_model
+
+VOCAB = 23
+SMALL = dict(
+    source_vocab_size=VOCAB,
+    target_vocab_size=VOCAB + 2,
+    embedding_dim=8,
+    hidden_units=10,
+    attention_units=7,
+    maxout_units=6,
+)
+
+
+def _luong(score, mode, feeding, **extra):
+    return ModelConfig(
+        architecture="luong",
+        num_layers=2,
+        score=score,
+        attention_mode=mode,
+        window=2,
+        input_feeding=feeding,
+        reverse_source=True,
+        dropout=0.2,
+        max_source_length=15,
+        initializer="luong",
+        **{**SMALL, **extra},
+    )
+
+
+CONFIGS = {
+    "rnnsearch": ModelConfig(architecture="rnnsearch", **SMALL),
+    "rnnencdec": ModelConfig(architecture="rnnencdec", **SMALL),
+    "luong-base": _luong("none", "global", False),
+}
+for _score, _mode, _feeding in itertools.product(
+    ("dot", "general", "concat", "location"),
+    ("global", "local-m", "local-p"),
+    (True, False),
+):
+    CONFIGS[f"luong-{_score}-{_mode}-{'feed' if _feeding else 'nofeed'}"] = _luong(
+        _score, _mode, _feeding
+    )
+# One of each family for the slower checks.
+FAMILIES = ["rnnsearch", "rnnencdec", "luong-base", "luong-general-local-p-feed"]
+
+
+@pytest.fixture
+def batch(rng):
+    source = padded_batch(rng, [7, 3, 1, 5], VOCAB)
+    target = padded_batch(rng, [4, 6, 2, 1], VOCAB + 2)
+    return source, target
+
+
+@pytest.mark.parametrize("name", sorted(CONFIGS))
+def test_inference_form_matches_training_form(name, batch):
+    source, target = batch
+    model = build_model(CONFIGS[name])
+    logits = np.asarray(model([source, target]))
+    assert logits.shape == (4, target.shape[1], VOCAB + 2)
+    form = InferenceForm(model)
+    encoded, state = form.encode(source)
+    for t in range(target.shape[1]):
+        step_logits, alignment, state = form.step(target[:, t], t, state, encoded)
+        np.testing.assert_allclose(np.asarray(step_logits), logits[:, t], atol=1e-5)
+        assert alignment.shape == source.shape
+
+
+@pytest.mark.parametrize("name", sorted(CONFIGS))
+def test_padding_changes_no_unmasked_output(name, batch):
+    source, target = batch
+    model = build_model(CONFIGS[name])
+    logits = np.asarray(model([source, target]))
+    more_source = np.pad(source, ((0, 0), (0, 5)))
+    more_target = np.pad(target, ((0, 0), (0, 3)))
+    padded_logits = np.asarray(model([more_source, more_target]))
+    target_mask = target != 0
+    np.testing.assert_allclose(
+        padded_logits[:, : target.shape[1]][target_mask], logits[target_mask], atol=1e-5
+    )
+
+
+@pytest.mark.parametrize("name", FAMILIES)
+def test_gradients_reach_every_weight(name, batch):
+    import tensorflow as tf
+
+    source, target = batch
+    # Bahdanau B.1 starts v_a at zero, which leaves W_a and U_a without a
+    # gradient on the very first step; any other start shows the wiring.
+    model = build_model(CONFIGS[name].replace(initializer="glorot"))
+    loss_fn = keras.losses.SparseCategoricalCrossentropy(
+        from_logits=True, ignore_class=0
+    )
+    with tf.GradientTape() as tape:
+        loss = loss_fn(np.roll(target, -1, axis=1), model([source, target], training=True))
+    gradients = tape.gradient(loss, model.trainable_variables)
+    for variable, gradient in zip(model.trainable_variables, gradients):
+        assert gradient is not None, variable.path
+        assert np.any(np.asarray(gradient) != 0.0), variable.path
+
+
+@pytest.mark.parametrize("name", FAMILIES)
+def test_config_and_keras_file_round_trip(name, batch, tmp_path):
+    source, target = batch
+    model = build_model(CONFIGS[name])
+    expected = np.asarray(model([source, target]))
+
+    clone = keras.Model.from_config(model.get_config())
+    clone.set_weights(model.get_weights())
+    np.testing.assert_array_equal(np.asarray(clone([source, target])), expected)
+
+    path = tmp_path / "model.keras"
+    model.save(path)
+    loaded = keras.saving.load_model(path, safe_mode=True)
+    np.testing.assert_array_equal(np.asarray(loaded([source, target])), expected)
+    form = InferenceForm(loaded)
+    encoded, state = form.encode(source)
+    step_logits, _, _ = form.step(target[:, 0], 0, state, encoded)
+    np.testing.assert_allclose(np.asarray(step_logits), expected[:, 0], atol=1e-5)
+
+
+def test_alignment_model_shares_weights(batch):
+    source, target = batch
+    model = build_model(CONFIGS["rnnsearch"])
+    logits, alignments = alignment_model(model)([source, target])
+    np.testing.assert_array_equal(np.asarray(logits), np.asarray(model([source, target])))
+    alignments = np.asarray(alignments)
+    assert alignments.shape == (4, target.shape[1], source.shape[1])
+    np.testing.assert_allclose(alignments.sum(-1), 1.0, atol=1e-5)
+    assert np.all(alignments[source[:, None, :].repeat(target.shape[1], 1) == 0] == 0)
+    with pytest.raises(ValueError, match="no attention"):
+        alignment_model(build_model(CONFIGS["rnnencdec"]))
+
+
+def _reversal_task(seed, pairs=20, vocab=14, shortest=4, longest=8):
+    rng = np.random.default_rng(seed)
+    source = np.zeros((pairs, longest), "int32")
+    target_in = np.zeros((pairs, longest + 1), "int32")
+    target_out = np.zeros((pairs, longest + 1), "int32")
+    lengths = rng.integers(shortest, longest + 1, size=pairs)
+    for row, length in enumerate(lengths):
+        words = rng.integers(4, vocab, size=length)
+        source[row, :length] = words
+        target_in[row, 0] = 2  # <s>
+        target_in[row, 1 : length + 1] = words[::-1]
+        target_out[row, :length] = words[::-1]
+        target_out[row, length] = 3  # </s>
+    return source, target_in, target_out, lengths
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["rnnsearch", "luong"])
+def test_learns_reversal_with_anti_diagonal_alignments(name):
+    source, target_in, target_out, lengths = _reversal_task(seed=0)
+    options = dict(
+        architecture=name,
+        source_vocab_size=14,
+        target_vocab_size=14,
+        embedding_dim=32,
+        hidden_units=32,
+        attention_units=32,
+        maxout_units=32,
+        initializer="glorot",
+    )
+    if name == "luong":
+        options.update(num_layers=1, score="general", input_feeding=True)
+    model = build_model(ModelConfig(**options))
+    model.compile(
+        optimizer=keras.optimizers.Adam(0.01),
+        loss=keras.losses.SparseCategoricalCrossentropy(
+            from_logits=True, ignore_class=0
+        ),
+    )
+    history = model.fit(
+        (source, target_in), target_out, batch_size=20, epochs=300, verbose=0
+    )
+    print(f"{name}: loss {history.history['loss'][0]:.3f} -> "
+          f"{history.history['loss'][-1]:.5f}")
+    assert history.history["loss"][-1] < 0.01
+
+    _, alignments = alignment_model(model)([source, target_in])
+    alignments = np.asarray(alignments)
+    on_diagonal, mass, chance = [], [], []
+    for row, length in enumerate(lengths):
+        for step in range(length):
+            mirrored = length - 1 - step
+            on_diagonal.append(alignments[row, step].argmax() == mirrored)
+            mass.append(alignments[row, step, mirrored])
+            chance.append(1.0 / length)
+    print(f"{name}: argmax on the anti-diagonal {np.mean(on_diagonal):.2f}, "
+          f"weight there {np.mean(mass):.2f} (uniform {np.mean(chance):.2f})")
+    assert np.mean(on_diagonal) >= 0.5
+    assert np.mean(mass) >= 2 * np.mean(chance)
