@@ -7,7 +7,8 @@ from setuptools import find_packages, setup
 
 HERE = pathlib.Path(__file__).parent
 VERSION = re.search(
-    r'__version__ = "([^"]+)"', (HERE / "seq2seq_attn" / "__init__.py").read_text()
+    r'__version__ = "([^"]+)"',
+    (HERE / "seq2seq_attn" / "__init__.py").read_text(),
 ).group(1)
 
 TEST = ["pytest>=8", "jax[cpu]>=0.4.30", "ruff>=0.6"]

@@ -57,7 +57,8 @@ def luong_initializers(scale=0.1):
     """Luong 4.1: every parameter uniform in [-scale, scale] (scale 0.1)."""
     uniform = keras.initializers.RandomUniform(-scale, scale)
     return dict.fromkeys(
-        ("kernel", "recurrent", "attention", "score", "bias", "embedding"), uniform
+        ("kernel", "recurrent", "attention", "score", "bias", "embedding"),
+        uniform,
     )
 
 

@@ -9,7 +9,9 @@ import keras  # noqa: E402
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
-SHARED_DATA = pathlib.Path(__file__).resolve().parents[1].parent / "shared" / "data"
+SHARED_DATA = (
+    pathlib.Path(__file__).resolve().parents[1].parent / "shared" / "data"
+)
 
 
 def pytest_configure(config):
@@ -29,7 +31,9 @@ def rng():
 def padded_batch(rng, lengths, vocab_size, extra_padding=0):
     """Random ids in [4, vocab_size), each row cut to its length, 0 after."""
     width = max(lengths) + extra_padding
-    ids = rng.integers(4, vocab_size, size=(len(lengths), width)).astype("int32")
+    ids = rng.integers(4, vocab_size, size=(len(lengths), width)).astype(
+        "int32"
+    )
     for row, length in enumerate(lengths):
         ids[row, length:] = 0
     return ids

@@ -32,7 +32,9 @@ def luong_scores(score, h_t, h_bar, weights):
         W_a = weights["kernel"].T  # [Dq, Dv]: h_t^T W_a h_s
         return np.array([h_t @ W_a @ h_s for h_s in h_bar])
     if score == "concat":
-        W_a = np.concatenate([weights["query_kernel"], weights["key_kernel"]], 0)
+        W_a = np.concatenate(
+            [weights["query_kernel"], weights["key_kernel"]], 0
+        )
         v_a = weights["score_vector"]
         return np.array(
             [v_a @ np.tanh(np.concatenate([h_t, h_s]) @ W_a) for h_s in h_bar]
@@ -72,7 +74,10 @@ def maxout_deep_output(s, ey, c, U_o, V_o, C_o, b_o, W_o, b_w, pool=2):
     """Bahdanau A.2.2: t~ = U_o s + V_o Ey + C_o c; t_j = max over pairs."""
     t_tilde = s @ U_o + ey @ V_o + c @ C_o + b_o
     t = np.array(
-        [t_tilde[pool * j : pool * (j + 1)].max() for j in range(len(t_tilde) // pool)]
+        [
+            t_tilde[pool * j : pool * (j + 1)].max()
+            for j in range(len(t_tilde) // pool)
+        ]
     )
     return t @ W_o + b_w
 

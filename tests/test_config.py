@@ -1,3 +1,5 @@
+import dataclasses
+
 import pytest
 
 from seq2seq_attn.models import ModelConfig
@@ -9,7 +11,7 @@ def test_json_round_trip():
 
 
 def test_frozen():
-    with pytest.raises(Exception):
+    with pytest.raises(dataclasses.FrozenInstanceError):
         ModelConfig().hidden_units = 3
 
 
@@ -22,7 +24,10 @@ def test_frozen():
         (dict(hidden_units=0), "hidden_units must be a positive integer"),
         (dict(dropout=1.0), "dropout must be in"),
         (dict(initializer="he"), "initializer must be one of"),
-        (dict(architecture="luong", score="none"), "input_feeding needs attention"),
+        (
+            dict(architecture="luong", score="none"),
+            "input_feeding needs attention",
+        ),
         (dict(target_vocab_size=3), "target_vocab_size must exceed 4"),
     ],
 )

@@ -1,6 +1,6 @@
 import numpy as np
-
 import numpy_reference as ref
+
 from seq2seq_attn.layers import GRU, BidirectionalGRU
 
 LENGTHS = [6, 3, 1]
@@ -13,7 +13,10 @@ def _inputs(rng, extra=0):
 
 
 def _params(layer):
-    return [np.asarray(w) for w in (layer.kernel, layer.recurrent_kernel, layer.bias)]
+    return [
+        np.asarray(w)
+        for w in (layer.kernel, layer.recurrent_kernel, layer.bias)
+    ]
 
 
 def test_bidirectional_matches_equations(rng):
@@ -25,11 +28,15 @@ def test_bidirectional_matches_equations(rng):
         sentence = x[b, :length]
         forward = ref.gru(sentence, np.zeros(5), *_params(layer.forward))
         # The backward RNN reads x_T .. x_1 of the real sentence (A.2.1).
-        backward = ref.gru(sentence[::-1], np.zeros(5), *_params(layer.backward))[::-1]
+        backward = ref.gru(
+            sentence[::-1], np.zeros(5), *_params(layer.backward)
+        )[::-1]
         expected = np.concatenate([forward, backward], axis=1)
         np.testing.assert_allclose(annotations[b, :length], expected, atol=1e-5)
         assert np.all(annotations[b, length:] == 0.0)
-        np.testing.assert_allclose(np.asarray(backward_first)[b], backward[0], atol=1e-5)
+        np.testing.assert_allclose(
+            np.asarray(backward_first)[b], backward[0], atol=1e-5
+        )
 
 
 def test_forward_gru_final_state_is_last_real_state(rng):

@@ -1,6 +1,6 @@
 import numpy as np
-
 import numpy_reference as ref
+
 from seq2seq_attn.layers import StackedLSTM
 
 
@@ -19,9 +19,11 @@ def test_stacked_lstm_matches_equations_and_steps(rng):
             ]
             inputs, h, c = ref.lstm(inputs, np.zeros(4), np.zeros(4), *params)
             finals += [h, c]
-        np.testing.assert_allclose(np.asarray(outputs)[b, :length], inputs, atol=1e-5)
+        np.testing.assert_allclose(
+            np.asarray(outputs)[b, :length], inputs, atol=1e-5
+        )
         assert np.all(np.asarray(outputs)[b, length:] == 0.0)
-        for got, want in zip(final, finals):
+        for got, want in zip(final, finals, strict=True):
             np.testing.assert_allclose(np.asarray(got)[b], want, atol=1e-5)
     state = layer.zero_state(2)
     for t in range(5):

@@ -1,9 +1,9 @@
 import itertools
 
 import numpy as np
+import numpy_reference as ref
 import pytest
 
-import numpy_reference as ref
 from seq2seq_attn.layers import LuongAttention
 from seq2seq_attn.layers.luong_attention import MODES, SCORES
 
@@ -56,9 +56,15 @@ def test_single_step_with_position_equals_all_steps(score, mode, inputs):
     context, alignment = layer(query, value, value_mask=mask)
     keys = layer.project_keys(value)
     for t in range(query.shape[1]):
-        c_t, a_t = layer(query[:, t], value, value_mask=mask, position=t, keys=keys)
-        np.testing.assert_allclose(np.asarray(a_t), np.asarray(alignment)[:, t], atol=1e-6)
-        np.testing.assert_allclose(np.asarray(c_t), np.asarray(context)[:, t], atol=1e-6)
+        c_t, a_t = layer(
+            query[:, t], value, value_mask=mask, position=t, keys=keys
+        )
+        np.testing.assert_allclose(
+            np.asarray(a_t), np.asarray(alignment)[:, t], atol=1e-6
+        )
+        np.testing.assert_allclose(
+            np.asarray(c_t), np.asarray(context)[:, t], atol=1e-6
+        )
 
 
 @pytest.mark.parametrize("mode", ["local-m", "local-p"])
@@ -69,7 +75,9 @@ def test_local_weights_vanish_outside_window(mode, inputs):
     alignment = np.asarray(alignment)
     positions = np.arange(9)
     if mode == "local-m":
-        centres = np.broadcast_to(np.arange(5)[None, :], (3, 5)).astype("float32")
+        centres = np.broadcast_to(np.arange(5)[None, :], (3, 5)).astype(
+            "float32"
+        )
     else:
         centres = np.asarray(layer.predicted_position(query, mask))
         assert np.all(centres >= 0.0)
@@ -89,12 +97,14 @@ def test_padding_invariance(score, mode, rng, inputs):
     query, value, mask = inputs
     layer = _layer(score, mode)
     context, alignment = layer(query, value, value_mask=mask)
-    padded_value = np.concatenate([value, rng.normal(size=(3, 3, 6))], 1).astype(
-        "float32"
-    )
+    padded_value = np.concatenate(
+        [value, rng.normal(size=(3, 3, 6))], 1
+    ).astype("float32")
     padded_mask = np.concatenate([mask, np.zeros((3, 3), bool)], axis=1)
     context2, alignment2 = layer(query, padded_value, value_mask=padded_mask)
-    np.testing.assert_allclose(np.asarray(context2), np.asarray(context), atol=1e-5)
+    np.testing.assert_allclose(
+        np.asarray(context2), np.asarray(context), atol=1e-5
+    )
     np.testing.assert_allclose(
         np.asarray(alignment2)[..., :9], np.asarray(alignment), atol=1e-6
     )

@@ -4,7 +4,9 @@ from seq2seq_attn.layers import PaddingMask, ReverseSequence, masked_softmax
 
 
 def test_reverse_sequence_reverses_real_tokens_only():
-    ids = np.array([[5, 6, 7, 0, 0], [8, 9, 10, 11, 12], [4, 0, 0, 0, 0]], "int32")
+    ids = np.array(
+        [[5, 6, 7, 0, 0], [8, 9, 10, 11, 12], [4, 0, 0, 0, 0]], "int32"
+    )
     mask = PaddingMask()(ids)
     reversed_ids = np.asarray(ReverseSequence()(ids, mask))
     np.testing.assert_array_equal(

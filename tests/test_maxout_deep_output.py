@@ -1,6 +1,6 @@
 import numpy as np
-
 import numpy_reference as ref
+
 from seq2seq_attn.layers import MaxoutDeepOutput
 
 

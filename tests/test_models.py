@@ -3,9 +3,14 @@ import itertools
 import keras
 import numpy as np
 import pytest
-
 from conftest import padded_batch
-from seq2seq_attn.models import InferenceForm, ModelConfig, alignment_model, build_model
+
+from seq2seq_attn.models import (
+    InferenceForm,
+    ModelConfig,
+    alignment_model,
+    build_model,
+)
 
 VOCAB = 23
 SMALL = dict(
@@ -44,11 +49,16 @@ for _score, _mode, _feeding in itertools.product(
     ("global", "local-m", "local-p"),
     (True, False),
 ):
-    CONFIGS[f"luong-{_score}-{_mode}-{'feed' if _feeding else 'nofeed'}"] = _luong(
-        _score, _mode, _feeding
+    CONFIGS[f"luong-{_score}-{_mode}-{'feed' if _feeding else 'nofeed'}"] = (
+        _luong(_score, _mode, _feeding)
     )
 # One of each family for the slower checks.
-FAMILIES = ["rnnsearch", "rnnencdec", "luong-base", "luong-general-local-p-feed"]
+FAMILIES = [
+    "rnnsearch",
+    "rnnencdec",
+    "luong-base",
+    "luong-general-local-p-feed",
+]
 
 
 @pytest.fixture
@@ -67,8 +77,12 @@ def test_inference_form_matches_training_form(name, batch):
     form = InferenceForm(model)
     encoded, state = form.encode(source)
     for t in range(target.shape[1]):
-        step_logits, alignment, state = form.step(target[:, t], t, state, encoded)
-        np.testing.assert_allclose(np.asarray(step_logits), logits[:, t], atol=1e-5)
+        step_logits, alignment, state = form.step(
+            target[:, t], t, state, encoded
+        )
+        np.testing.assert_allclose(
+            np.asarray(step_logits), logits[:, t], atol=1e-5
+        )
         assert alignment.shape == source.shape
 
 
@@ -82,7 +96,9 @@ def test_padding_changes_no_unmasked_output(name, batch):
     padded_logits = np.asarray(model([more_source, more_target]))
     target_mask = target != 0
     np.testing.assert_allclose(
-        padded_logits[:, : target.shape[1]][target_mask], logits[target_mask], atol=1e-5
+        padded_logits[:, : target.shape[1]][target_mask],
+        logits[target_mask],
+        atol=1e-5,
     )
 
 
@@ -98,9 +114,13 @@ def test_gradients_reach_every_weight(name, batch):
         from_logits=True, ignore_class=0
     )
     with tf.GradientTape() as tape:
-        loss = loss_fn(np.roll(target, -1, axis=1), model([source, target], training=True))
+        loss = loss_fn(
+            np.roll(target, -1, axis=1), model([source, target], training=True)
+        )
     gradients = tape.gradient(loss, model.trainable_variables)
-    for variable, gradient in zip(model.trainable_variables, gradients):
+    for variable, gradient in zip(
+        model.trainable_variables, gradients, strict=True
+    ):
         assert gradient is not None, variable.path
         assert np.any(np.asarray(gradient) != 0.0), variable.path
 
@@ -118,22 +138,30 @@ def test_config_and_keras_file_round_trip(name, batch, tmp_path):
     path = tmp_path / "model.keras"
     model.save(path)
     loaded = keras.saving.load_model(path, safe_mode=True)
-    np.testing.assert_array_equal(np.asarray(loaded([source, target])), expected)
+    np.testing.assert_array_equal(
+        np.asarray(loaded([source, target])), expected
+    )
     form = InferenceForm(loaded)
     encoded, state = form.encode(source)
     step_logits, _, _ = form.step(target[:, 0], 0, state, encoded)
-    np.testing.assert_allclose(np.asarray(step_logits), expected[:, 0], atol=1e-5)
+    np.testing.assert_allclose(
+        np.asarray(step_logits), expected[:, 0], atol=1e-5
+    )
 
 
 def test_alignment_model_shares_weights(batch):
     source, target = batch
     model = build_model(CONFIGS["rnnsearch"])
     logits, alignments = alignment_model(model)([source, target])
-    np.testing.assert_array_equal(np.asarray(logits), np.asarray(model([source, target])))
+    np.testing.assert_array_equal(
+        np.asarray(logits), np.asarray(model([source, target]))
+    )
     alignments = np.asarray(alignments)
     assert alignments.shape == (4, target.shape[1], source.shape[1])
     np.testing.assert_allclose(alignments.sum(-1), 1.0, atol=1e-5)
-    assert np.all(alignments[source[:, None, :].repeat(target.shape[1], 1) == 0] == 0)
+    assert np.all(
+        alignments[source[:, None, :].repeat(target.shape[1], 1) == 0] == 0
+    )
     with pytest.raises(ValueError, match="no attention"):
         alignment_model(build_model(CONFIGS["rnnencdec"]))
 
@@ -180,8 +208,10 @@ def test_learns_reversal_with_anti_diagonal_alignments(name):
     history = model.fit(
         (source, target_in), target_out, batch_size=20, epochs=300, verbose=0
     )
-    print(f"{name}: loss {history.history['loss'][0]:.3f} -> "
-          f"{history.history['loss'][-1]:.5f}")
+    print(
+        f"{name}: loss {history.history['loss'][0]:.3f} -> "
+        f"{history.history['loss'][-1]:.5f}"
+    )
     assert history.history["loss"][-1] < 0.01
 
     _, alignments = alignment_model(model)([source, target_in])
@@ -193,7 +223,9 @@ def test_learns_reversal_with_anti_diagonal_alignments(name):
             on_diagonal.append(alignments[row, step].argmax() == mirrored)
             mass.append(alignments[row, step, mirrored])
             chance.append(1.0 / length)
-    print(f"{name}: argmax on the anti-diagonal {np.mean(on_diagonal):.2f}, "
-          f"weight there {np.mean(mass):.2f} (uniform {np.mean(chance):.2f})")
+    print(
+        f"{name}: argmax on the anti-diagonal {np.mean(on_diagonal):.2f}, "
+        f"weight there {np.mean(mass):.2f} (uniform {np.mean(chance):.2f})"
+    )
     assert np.mean(on_diagonal) >= 0.5
     assert np.mean(mass) >= 2 * np.mean(chance)

@@ -43,15 +43,15 @@ def rnnsearch_parameters(Kx, Ky, m, n, n_prime, l):
 def luong_parameters(Kx, Ky, m, n, L, feeding=True):
     """Luong et al. (2015), Sec. 3 and 4.1, with `general` global attention.
 
-      embeddings                                     (Kx + Ky) * m
-      encoder LSTM, layer 1: 4 gates over [x; h]     4n * (m + n + 1)
-      encoder LSTM, layers 2..L                      4n * (n + n + 1) each
-      decoder LSTM, layer 1 (input [y; h~_{t-1}] with feeding, footnote 11)
-                                                     4n * (m + n + n + 1)
-      decoder LSTM, layers 2..L                      4n * (2n + 1) each
-      general score W_a (n x n)                      n * n
-      W_c (n x 2n), Eq. 5                            2n * n
-      W_s (Ky x n) and its bias, Eq. 6               Ky * (n + 1)
+    embeddings                                     (Kx + Ky) * m
+    encoder LSTM, layer 1: 4 gates over [x; h]     4n * (m + n + 1)
+    encoder LSTM, layers 2..L                      4n * (n + n + 1) each
+    decoder LSTM, layer 1 (input [y; h~_{t-1}] with feeding, footnote 11)
+                                                   4n * (m + n + n + 1)
+    decoder LSTM, layers 2..L                      4n * (2n + 1) each
+    general score W_a (n x n)                      n * n
+    W_c (n x 2n), Eq. 5                            2n * n
+    W_s (Ky x n) and its bias, Eq. 6               Ky * (n + 1)
     """
     feed = n if feeding else 0
     layers_above = (L - 1) * 4 * n * (2 * n + 1)

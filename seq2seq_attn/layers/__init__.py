@@ -6,7 +6,11 @@ from seq2seq_attn.layers.gru_decoder import GRUDecoder
 from seq2seq_attn.layers.lstm import StackedLSTM
 from seq2seq_attn.layers.luong_attention import LuongAttention
 from seq2seq_attn.layers.luong_decoder import LuongDecoder
-from seq2seq_attn.layers.masking import PaddingMask, ReverseSequence, masked_softmax
+from seq2seq_attn.layers.masking import (
+    PaddingMask,
+    ReverseSequence,
+    masked_softmax,
+)
 from seq2seq_attn.layers.maxout_deep_output import MaxoutDeepOutput
 
 __all__ = [

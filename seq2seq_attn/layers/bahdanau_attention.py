@@ -73,7 +73,9 @@ class BahdanauAttention(keras.layers.Layer):
         self.bias = None
         if self.use_bias:
             self.bias = self.add_weight(
-                name="bias", shape=(self.units,), initializer=self.bias_initializer
+                name="bias",
+                shape=(self.units,),
+                initializer=self.bias_initializer,
             )
         self.score_vector = self.add_weight(
             name="score_vector",
@@ -107,8 +109,12 @@ class BahdanauAttention(keras.layers.Layer):
     def compute_output_spec(self, query, value, value_mask=None, keys=None):
         prefix = tuple(query.shape[:-1])
         return (
-            keras.KerasTensor(prefix + (value.shape[-1],), dtype=self.compute_dtype),
-            keras.KerasTensor(prefix + (value.shape[1],), dtype=self.compute_dtype),
+            keras.KerasTensor(
+                prefix + (value.shape[-1],), dtype=self.compute_dtype
+            ),
+            keras.KerasTensor(
+                prefix + (value.shape[1],), dtype=self.compute_dtype
+            ),
         )
 
     def get_config(self):

@@ -83,7 +83,9 @@ class GRU(keras.layers.Layer):
         self.units = units
         self.go_backwards = go_backwards
         self.kernel_initializer = keras.initializers.get(kernel_initializer)
-        self.recurrent_initializer = keras.initializers.get(recurrent_initializer)
+        self.recurrent_initializer = keras.initializers.get(
+            recurrent_initializer
+        )
         self.bias_initializer = keras.initializers.get(bias_initializer)
 
     def build(self, inputs_shape):
@@ -98,7 +100,9 @@ class GRU(keras.layers.Layer):
             initializer=self.recurrent_initializer,
         )
         self.bias = self.add_weight(
-            name="bias", shape=(3 * self.units,), initializer=self.bias_initializer
+            name="bias",
+            shape=(3 * self.units,),
+            initializer=self.bias_initializer,
         )
 
     def call(self, inputs, sequence_mask=None, initial_state=None):
@@ -107,7 +111,9 @@ class GRU(keras.layers.Layer):
         if mask is None:
             mask = ops.ones((batch, steps), dtype="bool")
         if initial_state is None:
-            initial_state = ops.zeros((batch, self.units), dtype=self.compute_dtype)
+            initial_state = ops.zeros(
+                (batch, self.units), dtype=self.compute_dtype
+            )
         projected = ops.matmul(inputs, self.kernel) + self.bias
 
         def step(previous, step_inputs):
@@ -125,12 +131,17 @@ class GRU(keras.layers.Layer):
         outputs = time_major(states) * ops.cast(mask, states.dtype)[:, :, None]
         return outputs, final_state
 
-    def compute_output_spec(self, inputs, sequence_mask=None, initial_state=None):
+    def compute_output_spec(
+        self, inputs, sequence_mask=None, initial_state=None
+    ):
         return (
             keras.KerasTensor(
-                tuple(inputs.shape[:2]) + (self.units,), dtype=self.compute_dtype
+                tuple(inputs.shape[:2]) + (self.units,),
+                dtype=self.compute_dtype,
             ),
-            keras.KerasTensor((inputs.shape[0], self.units), dtype=self.compute_dtype),
+            keras.KerasTensor(
+                (inputs.shape[0], self.units), dtype=self.compute_dtype
+            ),
         )
 
     def get_config(self):
@@ -188,7 +199,9 @@ class BidirectionalGRU(keras.layers.Layer):
         super().__init__(**kwargs)
         self.units = units
         self.kernel_initializer = keras.initializers.get(kernel_initializer)
-        self.recurrent_initializer = keras.initializers.get(recurrent_initializer)
+        self.recurrent_initializer = keras.initializers.get(
+            recurrent_initializer
+        )
         self.bias_initializer = keras.initializers.get(bias_initializer)
         initializers = dict(
             kernel_initializer=self.kernel_initializer,
@@ -196,7 +209,9 @@ class BidirectionalGRU(keras.layers.Layer):
             bias_initializer=self.bias_initializer,
         )
         self.forward = GRU(units, name="forward", **initializers)
-        self.backward = GRU(units, go_backwards=True, name="backward", **initializers)
+        self.backward = GRU(
+            units, go_backwards=True, name="backward", **initializers
+        )
 
     def build(self, inputs_shape):
         self.forward.build(inputs_shape)
@@ -207,15 +222,20 @@ class BidirectionalGRU(keras.layers.Layer):
         backward_states, backward_first = self.backward(
             inputs, sequence_mask=sequence_mask
         )
-        annotations = ops.concatenate([forward_states, backward_states], axis=-1)
+        annotations = ops.concatenate(
+            [forward_states, backward_states], axis=-1
+        )
         return annotations, backward_first
 
     def compute_output_spec(self, inputs, sequence_mask=None):
         return (
             keras.KerasTensor(
-                tuple(inputs.shape[:2]) + (2 * self.units,), dtype=self.compute_dtype
+                tuple(inputs.shape[:2]) + (2 * self.units,),
+                dtype=self.compute_dtype,
             ),
-            keras.KerasTensor((inputs.shape[0], self.units), dtype=self.compute_dtype),
+            keras.KerasTensor(
+                (inputs.shape[0], self.units), dtype=self.compute_dtype
+            ),
         )
 
     def get_config(self):

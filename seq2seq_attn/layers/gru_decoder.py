@@ -58,9 +58,13 @@ class GRUDecoder(keras.layers.Layer):
         self.units = units
         self.attention_units = attention_units
         self.kernel_initializer = keras.initializers.get(kernel_initializer)
-        self.recurrent_initializer = keras.initializers.get(recurrent_initializer)
+        self.recurrent_initializer = keras.initializers.get(
+            recurrent_initializer
+        )
         self.bias_initializer = keras.initializers.get(bias_initializer)
-        self.attention_initializer = keras.initializers.get(attention_initializer)
+        self.attention_initializer = keras.initializers.get(
+            attention_initializer
+        )
         self.score_initializer = keras.initializers.get(score_initializer)
         self.attention = None
         if attention_units:
@@ -110,7 +114,9 @@ class GRUDecoder(keras.layers.Layer):
             return None
         return self.attention.project_keys(memory)
 
-    def step(self, projected_embedding, state, memory, keys=None, memory_mask=None):
+    def step(
+        self, projected_embedding, state, memory, keys=None, memory_mask=None
+    ):
         """One decoder step i.
 
         Args:
@@ -128,8 +134,14 @@ class GRUDecoder(keras.layers.Layer):
             context, alignment = self.attention(
                 state, memory, value_mask=memory_mask, keys=keys
             )
-        gate_inputs = projected_embedding + ops.matmul(context, self.context_kernel)
-        return gru_step(gate_inputs, state, self.recurrent_kernel), context, alignment
+        gate_inputs = projected_embedding + ops.matmul(
+            context, self.context_kernel
+        )
+        return (
+            gru_step(gate_inputs, state, self.recurrent_kernel),
+            context,
+            alignment,
+        )
 
     def call(self, target_embedding, memory, summary, memory_mask=None):
         initial = self.initial_state(summary)
@@ -161,7 +173,9 @@ class GRUDecoder(keras.layers.Layer):
             outputs = (new_state, context, alignment)
             return outputs, outputs
 
-        _, (states, contexts, alignments) = ops.scan(attention_step, carry, projected)
+        _, (states, contexts, alignments) = ops.scan(
+            attention_step, carry, projected
+        )
         return (
             self._previous_states(initial, states),
             time_major(contexts),
@@ -174,7 +188,9 @@ class GRUDecoder(keras.layers.Layer):
         previous = ops.concatenate([initial[None], states[:-1]], axis=0)
         return time_major(previous)
 
-    def compute_output_spec(self, target_embedding, memory, summary, memory_mask=None):
+    def compute_output_spec(
+        self, target_embedding, memory, summary, memory_mask=None
+    ):
         batch, steps = target_embedding.shape[:2]
         dtype = self.compute_dtype
         outputs = [
@@ -182,7 +198,9 @@ class GRUDecoder(keras.layers.Layer):
             keras.KerasTensor((batch, steps, memory.shape[-1]), dtype=dtype),
         ]
         if self.attention is not None:
-            outputs.append(keras.KerasTensor((batch, steps, memory.shape[1]), dtype))
+            outputs.append(
+                keras.KerasTensor((batch, steps, memory.shape[1]), dtype)
+            )
         return tuple(outputs)
 
     def get_config(self):

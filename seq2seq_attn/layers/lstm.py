@@ -29,7 +29,9 @@ def lstm_step(projected_input, state, recurrent_kernel):
     """
     hidden, cell = state
     gates = projected_input + ops.matmul(hidden, recurrent_kernel)
-    input_gate, forget_gate, candidate, output_gate = ops.split(gates, 4, axis=-1)
+    input_gate, forget_gate, candidate, output_gate = ops.split(
+        gates, 4, axis=-1
+    )
     cell = ops.sigmoid(forget_gate) * cell + ops.sigmoid(input_gate) * ops.tanh(
         candidate
     )
@@ -79,7 +81,9 @@ class StackedLSTM(keras.layers.Layer):
         self.num_layers = num_layers
         self.dropout = dropout
         self.kernel_initializer = keras.initializers.get(kernel_initializer)
-        self.recurrent_initializer = keras.initializers.get(recurrent_initializer)
+        self.recurrent_initializer = keras.initializers.get(
+            recurrent_initializer
+        )
         self.bias_initializer = keras.initializers.get(bias_initializer)
         self.seed_generator = keras.random.SeedGenerator()
 
@@ -112,12 +116,16 @@ class StackedLSTM(keras.layers.Layer):
 
     def zero_state(self, batch, dtype=None):
         """A flat tuple of 2L zero tensors [B, n]."""
-        zeros = ops.zeros((batch, self.units), dtype=dtype or self.compute_dtype)
+        zeros = ops.zeros(
+            (batch, self.units), dtype=dtype or self.compute_dtype
+        )
         return (zeros,) * (2 * self.num_layers)
 
     def _drop(self, inputs, training):
         if training and self.dropout > 0:
-            return keras.random.dropout(inputs, self.dropout, seed=self.seed_generator)
+            return keras.random.dropout(
+                inputs, self.dropout, seed=self.seed_generator
+            )
         return inputs
 
     def dropout_masks(self, batch, steps, input_size, training):
@@ -148,7 +156,9 @@ class StackedLSTM(keras.layers.Layer):
         for layer in range(self.num_layers):
             if dropout_masks is not None:
                 inputs = inputs * dropout_masks[layer]
-            projected = ops.matmul(inputs, self.kernels[layer]) + self.biases[layer]
+            projected = (
+                ops.matmul(inputs, self.kernels[layer]) + self.biases[layer]
+            )
             hidden, cell = lstm_step(
                 projected,
                 (state[2 * layer], state[2 * layer + 1]),
@@ -158,7 +168,9 @@ class StackedLSTM(keras.layers.Layer):
             inputs = hidden
         return inputs, tuple(new_state)
 
-    def call(self, inputs, sequence_mask=None, initial_state=None, training=None):
+    def call(
+        self, inputs, sequence_mask=None, initial_state=None, training=None
+    ):
         batch, steps = ops.shape(inputs)[0], ops.shape(inputs)[1]
         if sequence_mask is None:
             sequence_mask = ops.ones((batch, steps), dtype="bool")
@@ -169,24 +181,32 @@ class StackedLSTM(keras.layers.Layer):
         final_state = []
         for layer in range(self.num_layers):
             sequence = self._drop(sequence, training)
-            projected = ops.matmul(sequence, self.kernels[layer]) + self.biases[layer]
+            projected = (
+                ops.matmul(sequence, self.kernels[layer]) + self.biases[layer]
+            )
             recurrent_kernel = self.recurrent_kernels[layer]
 
-            def layer_step(state, step_inputs, recurrent_kernel=recurrent_kernel):
+            def layer_step(
+                state, step_inputs, recurrent_kernel=recurrent_kernel
+            ):
                 projected_t, mask_t = step_inputs
                 new_state = lstm_step(projected_t, state, recurrent_kernel)
                 keep = mask_t[:, None]
                 new_state = tuple(
-                    ops.where(keep, new, old) for new, old in zip(new_state, state)
+                    ops.where(keep, new, old)
+                    for new, old in zip(new_state, state, strict=True)
                 )
                 return new_state, new_state
 
             initial = (initial_state[2 * layer], initial_state[2 * layer + 1])
-            last, (sequence, _) = ops.scan(layer_step, initial, (projected, mask))
+            last, (sequence, _) = ops.scan(
+                layer_step, initial, (projected, mask)
+            )
             final_state += list(last)
-        outputs = time_major(sequence) * ops.cast(sequence_mask, sequence.dtype)[
-            :, :, None
-        ]
+        outputs = (
+            time_major(sequence)
+            * ops.cast(sequence_mask, sequence.dtype)[:, :, None]
+        )
         return outputs, tuple(final_state)
 
     def compute_output_spec(

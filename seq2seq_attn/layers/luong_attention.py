@@ -102,7 +102,9 @@ class LuongAttention(keras.layers.Layer):
         if self.score == "general":
             self.kernel = self._weight("kernel", (value_size, query_size))
         elif self.score == "concat":
-            self.query_kernel = self._weight("query_kernel", (query_size, units))
+            self.query_kernel = self._weight(
+                "query_kernel", (query_size, units)
+            )
             self.key_kernel = self._weight("key_kernel", (value_size, units))
             self.score_vector = self._weight("score_vector", (units,))
         elif self.score == "location":
@@ -136,7 +138,9 @@ class LuongAttention(keras.layers.Layer):
     def predicted_position(self, query, value_mask):
         """p_t of local-p (Eq. 9): [B, Tq], within [0, S]."""
         hidden = ops.tanh(ops.matmul(query, self.position_kernel))
-        gate = ops.sigmoid(ops.einsum("bqu,u->bq", hidden, self.position_vector))
+        gate = ops.sigmoid(
+            ops.einsum("bqu,u->bq", hidden, self.position_vector)
+        )
         lengths = ops.cast(sequence_lengths(value_mask), gate.dtype)
         return lengths[:, None] * gate
 
@@ -162,13 +166,17 @@ class LuongAttention(keras.layers.Layer):
         mask = ops.broadcast_to(value_mask[:, None, :], ops.shape(scores))
         if self.mode != "global":
             centre = self._centre(query, value_mask, position)
-            source_positions = ops.cast(ops.arange(ops.shape(value)[1]), query.dtype)
+            source_positions = ops.cast(
+                ops.arange(ops.shape(value)[1]), query.dtype
+            )
             distance = source_positions[None, None, :] - centre[:, :, None]
             mask = ops.logical_and(mask, ops.abs(distance) <= self.window)
         alignment = masked_softmax(scores, mask)
         if self.mode == "local-p":
             sigma = self.window / 2.0
-            alignment = alignment * ops.exp(-ops.square(distance) / (2 * sigma**2))
+            alignment = alignment * ops.exp(
+                -ops.square(distance) / (2 * sigma**2)
+            )
         context = ops.matmul(alignment, value)
         if single_step:
             return context[:, 0], alignment[:, 0]
@@ -179,8 +187,12 @@ class LuongAttention(keras.layers.Layer):
     ):
         prefix = tuple(query.shape[:-1])
         return (
-            keras.KerasTensor(prefix + (value.shape[-1],), dtype=self.compute_dtype),
-            keras.KerasTensor(prefix + (value.shape[1],), dtype=self.compute_dtype),
+            keras.KerasTensor(
+                prefix + (value.shape[-1],), dtype=self.compute_dtype
+            ),
+            keras.KerasTensor(
+                prefix + (value.shape[1],), dtype=self.compute_dtype
+            ),
         )
 
     def get_config(self):

@@ -4,8 +4,8 @@ import keras
 from keras import ops
 
 from seq2seq_attn.layers.gru import time_major
-from seq2seq_attn.layers.luong_attention import LuongAttention
 from seq2seq_attn.layers.lstm import StackedLSTM
+from seq2seq_attn.layers.luong_attention import LuongAttention
 from seq2seq_attn.serialization import register
 
 
@@ -73,7 +73,9 @@ class LuongDecoder(keras.layers.Layer):
         self.attention_units = attention_units
         self.max_source_length = max_source_length
         self.kernel_initializer = keras.initializers.get(kernel_initializer)
-        self.recurrent_initializer = keras.initializers.get(recurrent_initializer)
+        self.recurrent_initializer = keras.initializers.get(
+            recurrent_initializer
+        )
         self.bias_initializer = keras.initializers.get(bias_initializer)
         self.lstm = StackedLSTM(
             units,
@@ -130,7 +132,13 @@ class LuongDecoder(keras.layers.Layer):
         return state
 
     def step(
-        self, embedding, position, state, memory, keys=None, memory_mask=None,
+        self,
+        embedding,
+        position,
+        state,
+        memory,
+        keys=None,
+        memory_mask=None,
         dropout_masks=None,
     ):
         """One decoder step t.
@@ -162,32 +170,52 @@ class LuongDecoder(keras.layers.Layer):
         return attentional, alignment, lstm_state
 
     def call(
-        self, target_embedding, memory, memory_mask, initial_state, training=None
+        self,
+        target_embedding,
+        memory,
+        memory_mask,
+        initial_state,
+        training=None,
     ):
         keys = self.project_keys(memory)
         if not self.input_feeding:
             hidden, _ = self.lstm(
-                target_embedding, initial_state=tuple(initial_state), training=training
+                target_embedding,
+                initial_state=tuple(initial_state),
+                training=training,
             )
             if self.attention is None:
                 return self._drop(hidden, training)
             context, alignments = self.attention(
                 hidden, memory, value_mask=memory_mask, keys=keys
             )
-            return self._drop(self.attentional(context, hidden), training), alignments
+            return self._drop(
+                self.attentional(context, hidden), training
+            ), alignments
         return self._feeding_loop(
             target_embedding, memory, memory_mask, keys, initial_state, training
         )
 
     def _feeding_loop(
-        self, target_embedding, memory, memory_mask, keys, initial_state, training
+        self,
+        target_embedding,
+        memory,
+        memory_mask,
+        keys,
+        initial_state,
+        training,
     ):
-        batch, steps = ops.shape(target_embedding)[0], ops.shape(target_embedding)[1]
+        batch, steps = (
+            ops.shape(target_embedding)[0],
+            ops.shape(target_embedding)[1],
+        )
         masks = self.lstm.dropout_masks(
             batch, steps, target_embedding.shape[-1] + self.units, training
         )
         state = self.initial_state(initial_state)
-        alignment = ops.zeros((batch, ops.shape(memory)[1]), dtype=state[0].dtype)
+        alignment = ops.zeros(
+            (batch, ops.shape(memory)[1]), dtype=state[0].dtype
+        )
         position = ops.zeros((), dtype="int32")
         xs = time_major(target_embedding)
         if masks is not None:
@@ -199,7 +227,13 @@ class LuongDecoder(keras.layers.Layer):
             if masks is not None:
                 embedding, step_masks = step_inputs
             _, alignment, state = self.step(
-                embedding, position, state, memory, keys, memory_mask, step_masks
+                embedding,
+                position,
+                state,
+                memory,
+                keys,
+                memory_mask,
+                step_masks,
             )
             outputs = (state, alignment, position + 1)
             return outputs, outputs
@@ -212,11 +246,18 @@ class LuongDecoder(keras.layers.Layer):
 
     def _drop(self, inputs, training):
         if training and self.dropout > 0:
-            return keras.random.dropout(inputs, self.dropout, seed=self.seed_generator)
+            return keras.random.dropout(
+                inputs, self.dropout, seed=self.seed_generator
+            )
         return inputs
 
     def compute_output_spec(
-        self, target_embedding, memory, memory_mask, initial_state, training=None
+        self,
+        target_embedding,
+        memory,
+        memory_mask,
+        initial_state,
+        training=None,
     ):
         batch, steps = target_embedding.shape[:2]
         attentional = keras.KerasTensor(

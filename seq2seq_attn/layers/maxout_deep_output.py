@@ -58,7 +58,9 @@ class MaxoutDeepOutput(keras.layers.Layer):
 
     def build(self, state_shape, previous_embedding_shape, context_shape):
         width = self.units * self.pool_size
-        self.state_kernel = self._kernel("state_kernel", (state_shape[-1], width))
+        self.state_kernel = self._kernel(
+            "state_kernel", (state_shape[-1], width)
+        )
         self.embedding_kernel = self._kernel(
             "embedding_kernel", (previous_embedding_shape[-1], width)
         )
@@ -66,7 +68,9 @@ class MaxoutDeepOutput(keras.layers.Layer):
             "context_kernel", (context_shape[-1], width)
         )
         self.maxout_bias = self.add_weight(
-            name="maxout_bias", shape=(width,), initializer=self.bias_initializer
+            name="maxout_bias",
+            shape=(width,),
+            initializer=self.bias_initializer,
         )
         self.output_kernel = self._kernel(
             "output_kernel", (self.units, self.vocab_size)

@@ -67,14 +67,19 @@ class ModelConfig:
             f"architecture must be one of {ARCHITECTURES}, "
             f"got {self.architecture!r}",
         )
-        check(self.score in SCORES, f"score must be one of {SCORES}, got {self.score!r}")
+        check(
+            self.score in SCORES,
+            f"score must be one of {SCORES}, got {self.score!r}",
+        )
         check(
             self.attention_mode in MODES,
-            f"attention_mode must be one of {MODES}, got {self.attention_mode!r}",
+            f"attention_mode must be one of {MODES}, "
+            f"got {self.attention_mode!r}",
         )
         check(
             self.initializer in INITIALIZERS,
-            f"initializer must be one of {INITIALIZERS}, got {self.initializer!r}",
+            f"initializer must be one of {INITIALIZERS}, "
+            f"got {self.initializer!r}",
         )
         for name in (
             "source_vocab_size",
@@ -94,7 +99,10 @@ class ModelConfig:
         check(self.source_vocab_size > 4, "source_vocab_size must exceed 4")
         check(self.target_vocab_size > 4, "target_vocab_size must exceed 4")
         check(self.window >= 0, f"window must be >= 0, got {self.window}")
-        check(0.0 <= self.dropout < 1.0, f"dropout must be in [0, 1), got {self.dropout}")
+        check(
+            0.0 <= self.dropout < 1.0,
+            f"dropout must be in [0, 1), got {self.dropout}",
+        )
         check(
             not (
                 self.architecture == "luong"

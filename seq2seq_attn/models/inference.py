@@ -38,7 +38,9 @@ class InferenceForm:
             memory_mask, and keys where there is attention), and the decoder
             state before the first step (a tuple of tensors).
         """
-        return self._family.encode(self._layers, ops.convert_to_tensor(source_ids))
+        return self._family.encode(
+            self._layers, ops.convert_to_tensor(source_ids)
+        )
 
     def step(self, token_ids, position, state, encoded):
         """One decoder step.
@@ -54,5 +56,9 @@ class InferenceForm:
             weights [B, Tx] (zeros without attention) and the next state.
         """
         return self._family.step(
-            self._layers, ops.convert_to_tensor(token_ids), position, state, encoded
+            self._layers,
+            ops.convert_to_tensor(token_ids),
+            position,
+            state,
+            encoded,
         )

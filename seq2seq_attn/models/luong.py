@@ -45,7 +45,11 @@ def create_layers(config):
             name="target_embedding",
         ),
         "encoder": StackedLSTM(
-            n, config.num_layers, dropout=config.dropout, name="encoder", **recurrent
+            n,
+            config.num_layers,
+            dropout=config.dropout,
+            name="encoder",
+            **recurrent,
         ),
         "decoder": LuongDecoder(
             n,
@@ -109,7 +113,9 @@ def connect(layers, source_ids, target_input_ids):
 
 def encode(layers, source_ids):
     """The inference encoder: memory, keys, mask and the state before step 0."""
-    memory, source_mask, final_state = _encode(layers, source_ids, training=False)
+    memory, source_mask, final_state = _encode(
+        layers, source_ids, training=False
+    )
     decoder = layers["decoder"]
     encoded = {"memory": memory, "memory_mask": source_mask}
     if decoder.attention is not None:

@@ -113,5 +113,7 @@ def step(layers, token_ids, position, state, encoded):
     )
     logits = layers["deep_output"](previous_state, embedding, context)
     if alignment is None:
-        alignment = ops.zeros(ops.shape(encoded["memory_mask"]), dtype=logits.dtype)
+        alignment = ops.zeros(
+            ops.shape(encoded["memory_mask"]), dtype=logits.dtype
+        )
     return logits, alignment, (new_state,)
