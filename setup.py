@@ -33,6 +33,7 @@ setup(
         "keras>=3.3",
         "sacrebleu>=2.4",
         "absl-py>=1.4",
+        "sentencepiece>=0.2",
         "numpy>=1.26",
     ],
     extras_require={

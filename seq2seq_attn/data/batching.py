@@ -1,0 +1,259 @@
+"""From sentence pairs to padded, length-sorted `tf.data` batches.
+
+`encode_corpus` tokenizes a corpus once and filters it by length (counting
+what it removes); `make_dataset` turns the result into a `tf.data.Dataset`
+of `((source_ids, target_input_ids), target_output_ids)`, padded with 0:
+
+    source_ids        x_1 .. x_Tx
+    target_input_ids  <s> y_1 .. y_Ty
+    target_output_ids y_1 .. y_Ty </s>
+
+Padding is kept small by Bahdanau's B.2 recipe (take `sort_window`
+minibatches' worth of pairs, sort them by length, cut them into minibatches)
+or by bucketing by length; batches hold a number of sentences or about a
+number of tokens. Shuffling is seeded, so a seed gives the same batches.
+"""
+
+import dataclasses
+
+import numpy as np
+import tensorflow as tf
+
+from seq2seq_attn.data.special_tokens import BOS_ID, EOS_ID
+
+BATCH_BY = ("sentences", "tokens")
+
+
+@dataclasses.dataclass
+class FilterReport:
+    """What the length filter removed.
+
+    Attributes:
+        pairs: pairs tokenized.
+        kept: pairs kept.
+        too_long: pairs with a side over its maximum length.
+        empty: pairs with a side that tokenized to nothing.
+        max_source_length, max_target_length: the limits used (None: none).
+    """
+
+    pairs: int = 0
+    kept: int = 0
+    too_long: int = 0
+    empty: int = 0
+    max_source_length: int | None = None
+    max_target_length: int | None = None
+
+    def summary(self):
+        """One line for logs."""
+        return (
+            f"{self.pairs} pairs tokenized, {self.kept} kept, {self.too_long} "
+            f"longer than {self.max_source_length}/{self.max_target_length} "
+            f"tokens filtered, {self.empty} empty after tokenization"
+        )
+
+
+@dataclasses.dataclass
+class EncodedCorpus:
+    """Token ids of the pairs that passed the filter (int32 ragged)."""
+
+    source_ids: tf.RaggedTensor
+    target_ids: tf.RaggedTensor
+    report: FilterReport
+
+    def __len__(self):
+        return int(self.source_ids.nrows())
+
+
+def tokenize_in_chunks(tokenizer, texts, chunk=8192):
+    """`tokenizer.tokenize` over a long list, a chunk at a time."""
+    parts = [
+        tokenizer.tokenize(tf.constant(texts[start : start + chunk], tf.string))
+        for start in range(0, len(texts), chunk)
+    ]
+    if not parts:
+        return tf.ragged.constant([], dtype=tf.int32, ragged_rank=1)
+    return tf.concat(parts, axis=0)
+
+
+def encode_corpus(
+    corpus,
+    source_tokenizer,
+    target_tokenizer,
+    max_source_length=50,
+    max_target_length=50,
+):
+    """Tokenizes both sides and drops pairs that are too long or empty.
+
+    Args:
+        corpus: a `ParallelCorpus`.
+        source_tokenizer, target_tokenizer: from `data.tokenizers`.
+        max_source_length, max_target_length: the most tokens a side may
+            have (the papers filter at 30 or 50 words); None for no limit.
+            The target's <s> and </s> are not counted.
+
+    Returns:
+        An `EncodedCorpus` whose `report` counts what was filtered.
+    """
+    source = tokenize_in_chunks(source_tokenizer, corpus.sources)
+    target = tokenize_in_chunks(target_tokenizer, corpus.targets)
+    source_lengths = source.row_lengths().numpy()
+    target_lengths = target.row_lengths().numpy()
+    empty = (source_lengths == 0) | (target_lengths == 0)
+    too_long = np.zeros_like(empty)
+    if max_source_length is not None:
+        too_long |= source_lengths > max_source_length
+    if max_target_length is not None:
+        too_long |= target_lengths > max_target_length
+    keep = ~(empty | too_long)
+    report = FilterReport(
+        pairs=len(keep),
+        kept=int(keep.sum()),
+        too_long=int((too_long & ~empty).sum()),
+        empty=int(empty.sum()),
+        max_source_length=max_source_length,
+        max_target_length=max_target_length,
+    )
+    mask = tf.constant(keep)
+    return EncodedCorpus(
+        tf.ragged.boolean_mask(source, mask),
+        tf.ragged.boolean_mask(target, mask),
+        report,
+    )
+
+
+def _add_specials(source, target):
+    target_input = tf.concat([[BOS_ID], target], axis=0)
+    target_output = tf.concat([target, [EOS_ID]], axis=0)
+    return source, target_input, target_output
+
+
+def _to_model_inputs(source, target_input, target_output):
+    return (source, target_input), target_output
+
+
+def _pair_length(source, target_input, target_output):
+    return tf.maximum(tf.shape(source)[0], tf.shape(target_output)[0])
+
+
+def _sort_window(source, target_input, target_output):
+    """Sorts a ragged window of pairs by (source length, target length)."""
+    source_lengths = tf.cast(source.row_lengths(), tf.int64)
+    target_lengths = tf.cast(target_output.row_lengths(), tf.int64)
+    key = source_lengths * 100000 + target_lengths
+    order = tf.argsort(key, stable=True)
+    return (
+        tf.gather(source, order),
+        tf.gather(target_input, order),
+        tf.gather(target_output, order),
+    )
+
+
+def _dense_rows(*rows):
+    """Unbatched rows of a ragged window, as plain tensors."""
+    return tuple(
+        row if isinstance(row, tf.Tensor) else row.to_tensor() for row in rows
+    )
+
+
+def bucket_boundaries_for(max_length, width=2):
+    """Length boundaries every `width` tokens up to `max_length` + 1."""
+    return list(range(width + 1, max_length + 2, width))
+
+
+def make_dataset(
+    encoded,
+    batch_size=80,
+    batch_by="sentences",
+    sort_window=20,
+    bucket_boundaries=None,
+    shuffle=True,
+    seed=0,
+    drop_remainder=False,
+):
+    """The batched `tf.data.Dataset` of an `EncodedCorpus`.
+
+    Args:
+        encoded: from `encode_corpus`.
+        batch_size: sentences per batch, or with `batch_by="tokens"` the most
+            padded tokens (of the longer side) per batch.
+        batch_by: "sentences" or "tokens".
+        sort_window: with `batch_by="sentences"` and no buckets: sort this
+            many batches' worth of pairs by length before cutting them into
+            batches (Bahdanau B.2 uses 20 batches of 80); 1 turns sorting off.
+        bucket_boundaries: length boundaries for bucketing instead; token
+            batching buckets by default, every 2 tokens.
+        shuffle: shuffle the pairs (and the batches of a window) each epoch.
+        seed: the shuffling seed; the same seed gives the same batches.
+        drop_remainder: drop a last, smaller batch.
+
+    Returns:
+        A dataset of `((source_ids, target_input_ids), target_output_ids)`,
+        int32, padded with 0, prefetched.
+    """
+    if batch_by not in BATCH_BY:
+        raise ValueError(
+            f"batch_by must be one of {BATCH_BY}, got {batch_by!r}"
+        )
+    if batch_size < 1 or sort_window < 1:
+        raise ValueError("batch_size and sort_window must be at least 1")
+    dataset = tf.data.Dataset.from_tensor_slices(
+        (encoded.source_ids, encoded.target_ids)
+    )
+    if shuffle:
+        dataset = dataset.shuffle(
+            len(encoded), seed=seed, reshuffle_each_iteration=True
+        )
+    dataset = dataset.map(_add_specials)
+    if batch_by == "tokens" and bucket_boundaries is None:
+        longest = int(
+            max(
+                tf.reduce_max(encoded.source_ids.row_lengths()),
+                tf.reduce_max(encoded.target_ids.row_lengths()) + 1,
+            )
+        )
+        bucket_boundaries = bucket_boundaries_for(longest)
+    if bucket_boundaries is not None:
+        bucket_boundaries = sorted(bucket_boundaries)
+        if batch_by == "tokens":
+            upper = bucket_boundaries + [bucket_boundaries[-1] * 2]
+            sizes = [max(1, batch_size // (bound - 1)) for bound in upper]
+        else:
+            sizes = [batch_size] * (len(bucket_boundaries) + 1)
+        dataset = dataset.bucket_by_sequence_length(
+            _pair_length,
+            bucket_boundaries,
+            sizes,
+            drop_remainder=drop_remainder,
+        )
+        if shuffle:
+            dataset = dataset.shuffle(64, seed=seed + 1)
+    else:
+        if sort_window > 1:
+            dataset = (
+                dataset.ragged_batch(sort_window * batch_size)
+                .map(_sort_window)
+                .unbatch()
+                .map(_dense_rows)
+            )
+        dataset = dataset.padded_batch(
+            batch_size, drop_remainder=drop_remainder
+        )
+        if shuffle and sort_window > 1:
+            dataset = dataset.shuffle(sort_window, seed=seed + 1)
+    options = tf.data.Options()
+    options.deterministic = True
+    return (
+        dataset.map(_to_model_inputs)
+        .with_options(options)
+        .prefetch(tf.data.AUTOTUNE)
+    )
+
+
+def padding_fraction(dataset):
+    """Share of padded positions over both sides of every batch of an epoch."""
+    padded = total = 0
+    for (source, target_input), _ in dataset:
+        for ids in (source, target_input):
+            total += int(tf.size(ids))
+            padded += int(tf.reduce_sum(tf.cast(tf.equal(ids, 0), tf.int32)))
+    return padded / max(total, 1)

@@ -1,0 +1,360 @@
+"""Reading parallel text: line-aligned files, tab-separated pairs, corpora.
+
+Every reader returns a `ParallelCorpus` with a `ReadReport` that counts what
+was read, kept and dropped, and why. Lines are split on "\\n" only (never on
+the Unicode line separators that `str.splitlines` also honours, which would
+break the alignment of two files) and stripped of surrounding whitespace.
+"""
+
+import dataclasses
+import gzip
+import pathlib
+import zipfile
+
+import numpy as np
+
+from seq2seq_attn.data.download import fetch
+
+INVALID_UTF8 = ("error", "replace", "skip")
+MULTI30K_LANGUAGES = ("en", "de", "fr")
+MULTI30K_SPLITS = {
+    "train": "train",
+    "val": "val",
+    "test": "test_2016_flickr",
+    "test2016": "test_2016_flickr",
+    "test_2016_flickr": "test_2016_flickr",
+}
+ANKI_FILES = {
+    "es": ("anki/spa-eng.zip", "spa-eng/spa.txt"),
+    "fr": ("anki/fra-eng.zip", "fra.txt"),
+}
+ANKI_SPLIT_SEED = 2015
+ANKI_HELD_OUT_FRACTION = 0.05
+
+
+@dataclasses.dataclass
+class ReadReport:
+    """What reading a corpus kept and dropped.
+
+    Attributes:
+        source: where the pairs came from (file names).
+        read: pairs read.
+        kept: pairs kept.
+        empty: pairs dropped because one side was empty or whitespace only.
+        invalid_utf8: pairs dropped for invalid UTF-8 (with "skip").
+        replaced_utf8: pairs kept with invalid bytes replaced (with "replace").
+    """
+
+    source: str = ""
+    read: int = 0
+    kept: int = 0
+    empty: int = 0
+    invalid_utf8: int = 0
+    replaced_utf8: int = 0
+
+    def summary(self):
+        """One line for logs, e.g. "train.en + train.de: 29000 read, ..."."""
+        parts = [f"{self.read} read", f"{self.kept} kept"]
+        if self.empty:
+            parts.append(f"{self.empty} dropped as empty")
+        if self.invalid_utf8:
+            parts.append(f"{self.invalid_utf8} dropped for invalid UTF-8")
+        if self.replaced_utf8:
+            parts.append(f"{self.replaced_utf8} with invalid UTF-8 replaced")
+        return f"{self.source}: " + ", ".join(parts)
+
+
+@dataclasses.dataclass
+class ParallelCorpus:
+    """Sentence pairs and the report of how they were read."""
+
+    sources: list
+    targets: list
+    report: ReadReport
+
+    def __len__(self):
+        return len(self.sources)
+
+    def subset(self, indices):
+        """The pairs at `indices`, in that order (the report is shared)."""
+        return ParallelCorpus(
+            [self.sources[i] for i in indices],
+            [self.targets[i] for i in indices],
+            self.report,
+        )
+
+
+def _open(path):
+    path = pathlib.Path(path)
+    if path.suffix == ".gz":
+        return gzip.open(path, "rb")
+    return open(path, "rb")
+
+
+def read_byte_lines(path):
+    """The lines of a plain or gzipped file as bytes, without their "\\n"."""
+    with _open(path) as stream:
+        data = stream.read()
+    lines = data.split(b"\n")
+    if lines and lines[-1] == b"":
+        lines.pop()
+    return lines
+
+
+class _Decoder:
+    """Decodes lines under the chosen policy and counts what it did."""
+
+    def __init__(self, invalid_utf8):
+        if invalid_utf8 not in INVALID_UTF8:
+            raise ValueError(
+                f"invalid_utf8 must be one of {INVALID_UTF8}, "
+                f"got {invalid_utf8!r}"
+            )
+        self.policy = invalid_utf8
+
+    def __call__(self, raw, where):
+        """Returns (text or None to skip, replaced?)."""
+        try:
+            return raw.decode("utf-8"), False
+        except UnicodeDecodeError as error:
+            if self.policy == "error":
+                raise ValueError(
+                    f"{where}: invalid UTF-8 at byte {error.start} "
+                    f"({raw[error.start : error.start + 4]!r}); pass "
+                    "invalid_utf8='replace' or 'skip' to read past it"
+                ) from None
+            if self.policy == "skip":
+                return None, False
+            return raw.decode("utf-8", errors="replace"), True
+
+
+def _pairs_to_corpus(numbered_pairs, decoder, report):
+    sources, targets = [], []
+    for raw_source, where_source, raw_target, where_target in numbered_pairs:
+        report.read += 1
+        source, replaced_source = decoder(raw_source, where_source)
+        target, replaced_target = decoder(raw_target, where_target)
+        if source is None or target is None:
+            report.invalid_utf8 += 1
+            continue
+        source, target = source.strip(), target.strip()
+        if not source or not target:
+            report.empty += 1
+            continue
+        report.replaced_utf8 += int(replaced_source or replaced_target)
+        sources.append(source)
+        targets.append(target)
+    report.kept = len(sources)
+    return ParallelCorpus(sources, targets, report)
+
+
+def read_parallel_files(source_path, target_path, invalid_utf8="error"):
+    """Reads two line-aligned files (plain or `.gz`).
+
+    Args:
+        source_path, target_path: the files; line i of one translates line i
+            of the other.
+        invalid_utf8: "error" (default: raise, naming the file and line),
+            "replace" (U+FFFD, counted) or "skip" (drop the pair, counted).
+
+    Raises:
+        ValueError: if the files have different numbers of lines (naming both
+            and both counts) or, with "error", on invalid UTF-8.
+    """
+    decoder = _Decoder(invalid_utf8)
+    source_lines = read_byte_lines(source_path)
+    target_lines = read_byte_lines(target_path)
+    if len(source_lines) != len(target_lines):
+        raise ValueError(
+            f"parallel files differ in length: {source_path} has "
+            f"{len(source_lines)} lines, {target_path} has {len(target_lines)}"
+        )
+    names = (pathlib.Path(source_path).name, pathlib.Path(target_path).name)
+    report = ReadReport(source=" + ".join(names))
+    numbered = (
+        (s, f"{source_path}:{i}", t, f"{target_path}:{i}")
+        for i, (s, t) in enumerate(
+            zip(source_lines, target_lines, strict=True), 1
+        )
+    )
+    return _pairs_to_corpus(numbered, decoder, report)
+
+
+def _zip_member(archive, member):
+    names = [n for n in archive.namelist() if n.endswith(".txt")]
+    if member is not None:
+        if member not in archive.namelist():
+            raise ValueError(
+                f"{archive.filename} has no member {member!r}: {names}"
+            )
+        return member
+    candidates = [
+        n for n in names if not pathlib.PurePath(n).name.startswith("_")
+    ]
+    if len(candidates) != 1:
+        raise ValueError(
+            f"{archive.filename}: name the member to read, one of {candidates}"
+        )
+    return candidates[0]
+
+
+def read_tsv_pairs(
+    path, member=None, source_column=0, target_column=1, invalid_utf8="error"
+):
+    """Reads tab-separated pairs (the Tatoeba/Anki format), also from a zip.
+
+    Args:
+        path: a `.txt`, `.txt.gz` or `.zip` file.
+        member: the file inside a zip; by default its only `.txt` that does
+            not start with "_" (the Anki archives hold `_about.txt` beside).
+        source_column, target_column: which columns hold the pair (Anki files
+            are "English<TAB>other language[<TAB>attribution]").
+        invalid_utf8: as in `read_parallel_files`.
+
+    Raises:
+        ValueError: on a line with too few columns (naming file and line), or
+            invalid UTF-8 with "error".
+    """
+    path = pathlib.Path(path)
+    decoder = _Decoder(invalid_utf8)
+    if path.suffix == ".zip":
+        with zipfile.ZipFile(path) as archive:
+            member = _zip_member(archive, member)
+            lines = archive.read(member).split(b"\n")
+        where = f"{path}!{member}"
+    else:
+        lines = read_byte_lines(path)
+        where = str(path)
+    if lines and lines[-1] == b"":
+        lines.pop()
+    needed = max(source_column, target_column) + 1
+
+    def numbered():
+        for number, line in enumerate(lines, 1):
+            columns = line.rstrip(b"\r").split(b"\t")
+            if len(columns) < needed:
+                raise ValueError(
+                    f"{where}:{number}: expected at least {needed} "
+                    f"tab-separated columns, found {len(columns)}"
+                )
+            yield (
+                columns[source_column],
+                f"{where}:{number}",
+                columns[target_column],
+                f"{where}:{number}",
+            )
+
+    report = ReadReport(source=where)
+    return _pairs_to_corpus(numbered(), decoder, report)
+
+
+def _multi30k(split, source, target, variant, data_dir, mirror, invalid_utf8):
+    if split not in MULTI30K_SPLITS:
+        raise ValueError(
+            f"multi30k split must be one of {sorted(MULTI30K_SPLITS)}, "
+            f"got {split!r}"
+        )
+    for language in (source, target):
+        if language not in MULTI30K_LANGUAGES:
+            raise ValueError(
+                f"multi30k languages are {MULTI30K_LANGUAGES}, got {language!r}"
+            )
+    name = MULTI30K_SPLITS[split]
+    if variant == "raw":
+        paths = [f"multi30k/{name}.{lang}.gz" for lang in (source, target)]
+    elif variant == "tok":
+        paths = [
+            f"multi30k/tok/{name}.lc.norm.tok.{lang}"
+            for lang in (source, target)
+        ]
+    else:
+        raise ValueError(
+            f"multi30k variant must be 'raw' or 'tok', got {variant!r}"
+        )
+    files = [fetch(path, data_dir=data_dir, mirror=mirror) for path in paths]
+    return read_parallel_files(*files, invalid_utf8=invalid_utf8)
+
+
+def anki_split(corpus, split, seed=ANKI_SPLIT_SEED):
+    """The documented split of an Anki corpus.
+
+    The kept pairs, in file order, are permuted with
+    `numpy.random.default_rng(seed).permutation`; the first 5% are "test", the
+    next 5% "val", the rest "train". The same seed gives the same split.
+    """
+    order = np.random.default_rng(seed).permutation(len(corpus))
+    held_out = int(round(ANKI_HELD_OUT_FRACTION * len(corpus)))
+    parts = {
+        "test": order[:held_out],
+        "val": order[held_out : 2 * held_out],
+        "train": order[2 * held_out :],
+    }
+    if split not in parts:
+        raise ValueError(
+            f"anki split must be one of {sorted(parts)}, got {split!r}"
+        )
+    return corpus.subset(sorted(parts[split]))
+
+
+def _anki(split, source, target, data_dir, mirror, invalid_utf8, seed):
+    languages = {source, target}
+    other = (languages - {"en"}).pop() if "en" in languages else None
+    if len(languages) != 2 or other not in ANKI_FILES:
+        raise ValueError(
+            "anki pairs English with 'es' or 'fr', got "
+            f"source={source!r}, target={target!r}"
+        )
+    path, member = ANKI_FILES[other]
+    english_first = source == "en"
+    corpus = read_tsv_pairs(
+        fetch(path, data_dir=data_dir, mirror=mirror),
+        member=member,
+        source_column=0 if english_first else 1,
+        target_column=1 if english_first else 0,
+        invalid_utf8=invalid_utf8,
+    )
+    return anki_split(corpus, split, seed)
+
+
+def load_corpus(
+    name,
+    split,
+    source,
+    target,
+    variant="raw",
+    data_dir=None,
+    mirror=None,
+    invalid_utf8="error",
+    seed=ANKI_SPLIT_SEED,
+):
+    """A split of a named corpus, downloaded (once) or read from `data_dir`.
+
+    Args:
+        name: "multi30k" (Task 1: en, de, fr; splits train, val,
+            test_2016_flickr, also called test2016 or test) or "anki" (Tatoeba
+            pairs: en with es or fr; splits train, val, test; see
+            `anki_split`).
+        split: the split's name.
+        source, target: language codes.
+        variant: multi30k only: "raw" text or "tok" (upstream's lowercased,
+            normalised, Moses-tokenised text).
+        data_dir: a local directory in the cache layout (e.g. a copy of the
+            project's shared data); nothing is downloaded.
+        mirror: a base URL to download from instead of the official hosts.
+        invalid_utf8: as in `read_parallel_files`.
+        seed: anki only: the split's seed.
+
+    Returns:
+        A `ParallelCorpus`.
+    """
+    if name == "multi30k":
+        return _multi30k(
+            split, source, target, variant, data_dir, mirror, invalid_utf8
+        )
+    if name == "anki":
+        if variant != "raw":
+            raise ValueError("anki has only the 'raw' variant")
+        return _anki(
+            split, source, target, data_dir, mirror, invalid_utf8, seed
+        )
+    raise ValueError(f"unknown corpus {name!r}; known: 'multi30k', 'anki'")

@@ -1,0 +1,421 @@
+"""Tokenizers on tensorflow-text: word shortlist, WordPiece, SentencePiece.
+
+All three are `tf.Module`s with the same methods, so that training, decoding
+and the SavedModel export run them inside TensorFlow graphs:
+
+- `tokenize(strings)` -> int32 `tf.RaggedTensor` of ids (no <s> or </s>);
+- `detokenize(ids)` -> strings, dropping <pad>, <s> and everything from the
+  first </s> on;
+- `tokens(strings)` -> the token strings, for heatmaps and unk replacement;
+- `save(directory)` / `load_tokenizer(directory)`.
+
+Ids follow `special_tokens`: 0 <pad>, 1 <unk>, 2 <s>, 3 </s>. Vocabulary
+tables are read from files held as `tf.saved_model.Asset`s, so an export
+carries them in its assets.
+"""
+
+import collections
+import hashlib
+import io
+import json
+import pathlib
+import shutil
+
+import tensorflow as tf
+import tensorflow_text as tf_text
+
+from seq2seq_attn.data.special_tokens import (
+    BOS_ID,
+    EOS_ID,
+    PAD_ID,
+    RESERVED_TOKENS,
+    UNK,
+    UNK_ID,
+)
+
+CONFIG_FILE = "tokenizer.json"
+KINDS = ("word", "wordpiece", "sentencepiece")
+
+
+def _file_table(path, key_is_line):
+    """A static table between the lines of `path` and their line numbers."""
+    if key_is_line:
+        initializer = tf.lookup.TextFileInitializer(
+            path,
+            tf.string,
+            tf.lookup.TextFileIndex.WHOLE_LINE,
+            tf.int64,
+            tf.lookup.TextFileIndex.LINE_NUMBER,
+        )
+        return tf.lookup.StaticHashTable(initializer, default_value=UNK_ID)
+    initializer = tf.lookup.TextFileInitializer(
+        path,
+        tf.int64,
+        tf.lookup.TextFileIndex.LINE_NUMBER,
+        tf.string,
+        tf.lookup.TextFileIndex.WHOLE_LINE,
+    )
+    return tf.lookup.StaticHashTable(initializer, default_value=UNK)
+
+
+def _read_vocabulary(path):
+    lines = pathlib.Path(path).read_text(encoding="utf-8").split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    if tuple(lines[: len(RESERVED_TOKENS)]) != RESERVED_TOKENS:
+        raise ValueError(
+            f"{path}: a vocabulary must start with {list(RESERVED_TOKENS)}, "
+            f"found {lines[: len(RESERVED_TOKENS)]}"
+        )
+    return lines
+
+
+def _write_vocabulary(path, tokens):
+    seen = set(RESERVED_TOKENS)
+    lines = list(RESERVED_TOKENS)
+    for token in tokens:
+        if token in seen or not token or "\n" in token:
+            continue
+        seen.add(token)
+        lines.append(token)
+    pathlib.Path(path).write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return lines
+
+
+def _as_ragged(ids):
+    if isinstance(ids, tf.RaggedTensor):
+        return ids
+    return tf.RaggedTensor.from_tensor(tf.convert_to_tensor(ids))
+
+
+def strip_special(ids):
+    """Drops <pad>, <s> and everything from the first </s> on: ragged int."""
+    ids = tf.cast(_as_ragged(ids), tf.int64)
+    is_eos = tf.cast(tf.equal(ids, EOS_ID), tf.int32)
+    before_eos = tf.equal(tf.cumsum(is_eos, axis=1), 0)
+    keep = before_eos & tf.not_equal(ids, PAD_ID) & tf.not_equal(ids, BOS_ID)
+    return tf.ragged.boolean_mask(ids, keep)
+
+
+class Tokenizer(tf.Module):
+    """What the three tokenizers share; see the module docstring."""
+
+    kind = None
+
+    def __init__(self, directory, options):
+        super().__init__(name=f"{self.kind}_tokenizer")
+        self.directory = pathlib.Path(directory)
+        self.options = dict(options)
+
+    @property
+    def vocab_size(self):
+        """Number of ids, the reserved ones included."""
+        raise NotImplementedError
+
+    def tokenize(self, strings):
+        raise NotImplementedError
+
+    def detokenize(self, ids):
+        raise NotImplementedError
+
+    def tokens(self, strings):
+        raise NotImplementedError
+
+    def files(self):
+        """The files that define this tokenizer (beside tokenizer.json)."""
+        raise NotImplementedError
+
+    def fingerprint(self):
+        """sha256 over the defining files: ties a model to its vocabulary."""
+        digest = hashlib.sha256()
+        for path in self.files():
+            digest.update(pathlib.Path(path).read_bytes())
+        return digest.hexdigest()
+
+    def save(self, directory):
+        """Copies the tokenizer's files and config to `directory`."""
+        directory = pathlib.Path(directory)
+        directory.mkdir(parents=True, exist_ok=True)
+        for path in self.files():
+            target = directory / pathlib.Path(path).name
+            if pathlib.Path(path).resolve() != target.resolve():
+                shutil.copyfile(path, target)
+        config = {"kind": self.kind, "options": self.options}
+        (directory / CONFIG_FILE).write_text(
+            json.dumps(config, indent=2) + "\n"
+        )
+        return directory
+
+    def check_vocab_size(self, expected, side):
+        """Raises a clear error if the model expects another vocabulary."""
+        if self.vocab_size != expected:
+            raise ValueError(
+                f"the {side} vocabulary in {self.directory} has "
+                f"{self.vocab_size} entries but the model was built for "
+                f"{expected}: it does not belong to this model"
+            )
+
+
+class WordTokenizer(Tokenizer):
+    """The papers' word shortlist (Bahdanau 4.1: 30,000; Luong 4.1: 50,000).
+
+    Text is split on whitespace (`tensorflow_text.WhitespaceTokenizer`, for
+    text that is already tokenised, such as Multi30k's `tok/` files),
+    optionally lowercased; words outside the shortlist become <unk>.
+    Detokenization joins words with single spaces.
+    """
+
+    kind = "word"
+    VOCAB_FILE = "vocab.txt"
+
+    def __init__(self, directory, lowercase=False):
+        super().__init__(directory, {"lowercase": lowercase})
+        self.lowercase = lowercase
+        self.vocab_asset = tf.saved_model.Asset(
+            str(self.directory / self.VOCAB_FILE)
+        )
+        self._vocabulary = _read_vocabulary(self.directory / self.VOCAB_FILE)
+        self._ids = _file_table(self.vocab_asset, key_is_line=True)
+        self._words = _file_table(self.vocab_asset, key_is_line=False)
+        self._splitter = tf_text.WhitespaceTokenizer()
+
+    @classmethod
+    def build(
+        cls, texts, directory, max_size=30000, min_count=1, lowercase=False
+    ):
+        """Learns the shortlist: the `max_size` entries (reserved ones
+        included) most frequent words with at least `min_count` occurrences;
+        ties are broken alphabetically, so the result is deterministic."""
+        counts = collections.Counter()
+        for text in texts:
+            counts.update((text.lower() if lowercase else text).split())
+        ranked = sorted(
+            (item for item in counts.items() if item[1] >= min_count),
+            key=lambda item: (-item[1], item[0]),
+        )
+        words = [word for word, _ in ranked[: max_size - len(RESERVED_TOKENS)]]
+        directory = pathlib.Path(directory)
+        directory.mkdir(parents=True, exist_ok=True)
+        _write_vocabulary(directory / cls.VOCAB_FILE, words)
+        tokenizer = cls(directory, lowercase=lowercase)
+        tokenizer.save(directory)
+        return tokenizer
+
+    @property
+    def vocab_size(self):
+        return len(self._vocabulary)
+
+    def files(self):
+        return [self.directory / self.VOCAB_FILE]
+
+    def tokens(self, strings):
+        strings = tf.convert_to_tensor(strings, dtype=tf.string)
+        if self.lowercase:
+            strings = tf.strings.lower(strings, encoding="utf-8")
+        return self._splitter.tokenize(strings)
+
+    def tokenize(self, strings):
+        words = self.tokens(strings)
+        return tf.cast(
+            words.with_flat_values(self._ids.lookup(words.flat_values)),
+            tf.int32,
+        )
+
+    def detokenize(self, ids):
+        ids = strip_special(ids)
+        words = ids.with_flat_values(self._words.lookup(ids.flat_values))
+        return tf.strings.reduce_join(words, axis=-1, separator=" ")
+
+
+class WordPieceTokenizer(Tokenizer):
+    """WordPiece with a vocabulary learnt from the training text.
+
+    Learning uses tensorflow-text's `bert_vocab_from_dataset`; tokenizing uses
+    `tensorflow_text.BertTokenizer` (split on whitespace and punctuation,
+    then WordPiece). Detokenization glues the pieces into words and joins
+    words with single spaces, so spacing around punctuation is not restored.
+    """
+
+    kind = "wordpiece"
+    VOCAB_FILE = "wordpiece.txt"
+
+    def __init__(self, directory, lowercase=False):
+        super().__init__(directory, {"lowercase": lowercase})
+        self.lowercase = lowercase
+        self.vocab_asset = tf.saved_model.Asset(
+            str(self.directory / self.VOCAB_FILE)
+        )
+        self._vocabulary = _read_vocabulary(self.directory / self.VOCAB_FILE)
+        self._tokenizer = tf_text.BertTokenizer(
+            _file_table(self.vocab_asset, key_is_line=True),
+            token_out_type=tf.int64,
+            unknown_token=UNK,
+            lower_case=lowercase,
+        )
+        self._pieces = _file_table(self.vocab_asset, key_is_line=False)
+
+    @classmethod
+    def build(cls, texts, directory, vocab_size=8000, lowercase=False):
+        """Learns a WordPiece vocabulary of about `vocab_size` entries."""
+        from tensorflow_text.tools.wordpiece_vocab import (
+            bert_vocab_from_dataset,
+        )
+
+        dataset = tf.data.Dataset.from_tensor_slices(list(texts)).batch(1024)
+        pieces = bert_vocab_from_dataset.bert_vocab_from_dataset(
+            dataset,
+            vocab_size=vocab_size,
+            reserved_tokens=list(RESERVED_TOKENS),
+            bert_tokenizer_params={"lower_case": lowercase},
+        )
+        directory = pathlib.Path(directory)
+        directory.mkdir(parents=True, exist_ok=True)
+        _write_vocabulary(directory / cls.VOCAB_FILE, pieces)
+        tokenizer = cls(directory, lowercase=lowercase)
+        tokenizer.save(directory)
+        return tokenizer
+
+    @property
+    def vocab_size(self):
+        return len(self._vocabulary)
+
+    def files(self):
+        return [self.directory / self.VOCAB_FILE]
+
+    def tokenize(self, strings):
+        ids = self._tokenizer.tokenize(tf.convert_to_tensor(strings, tf.string))
+        return tf.cast(ids.merge_dims(-2, -1), tf.int32)
+
+    def tokens(self, strings):
+        ids = tf.cast(self.tokenize(strings), tf.int64)
+        return ids.with_flat_values(self._pieces.lookup(ids.flat_values))
+
+    def detokenize(self, ids):
+        words = self._tokenizer.detokenize(strip_special(ids))
+        return tf.strings.reduce_join(words, axis=-1, separator=" ")
+
+
+class SentencePieceTokenizer(Tokenizer):
+    """A SentencePiece model, trained with the `sentencepiece` package and run
+    through `tensorflow_text.SentencepieceTokenizer`.
+
+    Trained with the identity normalisation, no whitespace collapsing and
+    byte fallback, so that `detokenize(tokenize(x)) == x` for any text.
+    """
+
+    kind = "sentencepiece"
+    MODEL_FILE = "sentencepiece.model"
+
+    def __init__(self, directory):
+        super().__init__(directory, {})
+        self.model_asset = tf.saved_model.Asset(
+            str(self.directory / self.MODEL_FILE)
+        )
+        model = (self.directory / self.MODEL_FILE).read_bytes()
+        self._tokenizer = tf_text.SentencepieceTokenizer(
+            model=model, out_type=tf.int32
+        )
+        self._vocab_size = int(self._tokenizer.vocab_size())
+
+    @classmethod
+    def build(
+        cls, texts, directory, vocab_size=8000, model_type="unigram", seed=0
+    ):
+        """Trains a model of `vocab_size` pieces on `texts`."""
+        import sentencepiece
+
+        model = io.BytesIO()
+        sentencepiece.set_random_generator_seed(seed)
+        sentencepiece.SentencePieceTrainer.train(
+            sentence_iterator=iter(list(texts)),
+            model_writer=model,
+            vocab_size=vocab_size,
+            model_type=model_type,
+            pad_id=PAD_ID,
+            unk_id=UNK_ID,
+            bos_id=BOS_ID,
+            eos_id=EOS_ID,
+            pad_piece=RESERVED_TOKENS[PAD_ID],
+            unk_piece=RESERVED_TOKENS[UNK_ID],
+            bos_piece=RESERVED_TOKENS[BOS_ID],
+            eos_piece=RESERVED_TOKENS[EOS_ID],
+            normalization_rule_name="identity",
+            remove_extra_whitespaces=False,
+            byte_fallback=True,
+            character_coverage=1.0,
+            num_threads=1,
+            minloglevel=2,
+        )
+        directory = pathlib.Path(directory)
+        directory.mkdir(parents=True, exist_ok=True)
+        (directory / cls.MODEL_FILE).write_bytes(model.getvalue())
+        tokenizer = cls(directory)
+        tokenizer.save(directory)
+        return tokenizer
+
+    @property
+    def vocab_size(self):
+        return self._vocab_size
+
+    def files(self):
+        return [self.directory / self.MODEL_FILE]
+
+    def tokenize(self, strings):
+        return self._tokenizer.tokenize(
+            tf.convert_to_tensor(strings, tf.string)
+        )
+
+    def tokens(self, strings):
+        ids = self.tokenize(strings)
+        return ids.with_flat_values(
+            self._tokenizer.id_to_string(ids.flat_values)
+        )
+
+    def detokenize(self, ids):
+        return self._tokenizer.detokenize(tf.cast(strip_special(ids), tf.int32))
+
+
+TOKENIZERS = {
+    cls.kind: cls
+    for cls in (WordTokenizer, WordPieceTokenizer, SentencePieceTokenizer)
+}
+
+
+def load_tokenizer(directory):
+    """Loads the tokenizer saved in `directory` (by `save` or `build`)."""
+    directory = pathlib.Path(directory)
+    config_path = directory / CONFIG_FILE
+    if not config_path.is_file():
+        raise FileNotFoundError(
+            f"no tokenizer in {directory}: {CONFIG_FILE} missing"
+        )
+    config = json.loads(config_path.read_text())
+    kind = config.get("kind")
+    if kind not in TOKENIZERS:
+        raise ValueError(f"{config_path}: unknown tokenizer kind {kind!r}")
+    return TOKENIZERS[kind](directory, **config.get("options", {}))
+
+
+def build_tokenizer(
+    kind, texts, directory, vocab_size, lowercase=False, seed=0
+):
+    """Builds a tokenizer of `kind` ("word", "wordpiece", "sentencepiece")
+    from training `texts` and saves it to `directory`."""
+    if kind == "word":
+        return WordTokenizer.build(
+            texts, directory, max_size=vocab_size, lowercase=lowercase
+        )
+    if kind == "wordpiece":
+        return WordPieceTokenizer.build(
+            texts, directory, vocab_size=vocab_size, lowercase=lowercase
+        )
+    if kind == "sentencepiece":
+        if lowercase:
+            raise ValueError(
+                "sentencepiece tokenizes text as it is: lowercase the corpus "
+                "instead of passing lowercase=True"
+            )
+        return SentencePieceTokenizer.build(
+            texts, directory, vocab_size=vocab_size, seed=seed
+        )
+    raise ValueError(f"tokenizer kind must be one of {KINDS}, got {kind!r}")
