@@ -358,3 +358,60 @@ def load_corpus(
             split, source, target, data_dir, mirror, invalid_utf8, seed
         )
     raise ValueError(f"unknown corpus {name!r}; known: 'multi30k', 'anki'")
+
+
+def open_corpus(
+    corpus=None,
+    split="train",
+    source=None,
+    target=None,
+    variant="raw",
+    source_file=None,
+    target_file=None,
+    tsv_file=None,
+    data_dir=None,
+    mirror=None,
+    invalid_utf8="error",
+):
+    """One entry point for the three ways of naming parallel text.
+
+    Exactly one of: `corpus` (a named corpus, with `split`, `source`,
+    `target`, `variant`), `source_file` and `target_file` (line-aligned), or
+    `tsv_file` (tab-separated pairs, also a zip). The CLIs call this.
+    """
+    chosen = [
+        name
+        for name, given in (
+            ("corpus", corpus),
+            ("source_file/target_file", source_file or target_file),
+            ("tsv_file", tsv_file),
+        )
+        if given
+    ]
+    if len(chosen) != 1:
+        raise ValueError(
+            "name the text one way: a corpus, source_file and target_file, or "
+            f"tsv_file (got {chosen or 'none'})"
+        )
+    if corpus:
+        if not (source and target):
+            raise ValueError(
+                f"corpus {corpus!r} needs source and target languages"
+            )
+        return load_corpus(
+            corpus,
+            split,
+            source,
+            target,
+            variant=variant,
+            data_dir=data_dir,
+            mirror=mirror,
+            invalid_utf8=invalid_utf8,
+        )
+    if tsv_file:
+        return read_tsv_pairs(tsv_file, invalid_utf8=invalid_utf8)
+    if not (source_file and target_file):
+        raise ValueError("source_file and target_file go together")
+    return read_parallel_files(
+        source_file, target_file, invalid_utf8=invalid_utf8
+    )

@@ -1,0 +1,168 @@
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+import tensorflow as tf
+from conftest import SHARED_DATA
+
+from seq2seq_attn.build_vocab import unk_rate
+from seq2seq_attn.data import (
+    BOS_ID,
+    EOS_ID,
+    UNK_ID,
+    SentencePieceTokenizer,
+    WordTokenizer,
+    build_tokenizer,
+    load_corpus,
+    load_tokenizer,
+)
+
+
+@pytest.fixture(scope="module")
+def multi30k_tok():
+    return {
+        split: load_corpus(
+            "multi30k", split, "en", "de", variant="tok", data_dir=SHARED_DATA
+        )
+        for split in ("train", "val")
+    }
+
+
+@pytest.fixture(scope="module")
+def multi30k_raw():
+    return {
+        split: load_corpus("multi30k", split, "en", "de", data_dir=SHARED_DATA)
+        for split in ("train", "val")
+    }
+
+
+def test_word_shortlist_ids_and_unknown_words(tmp_path):
+    texts = ["b a c a", "a b", "d"]
+    tokenizer = WordTokenizer.build(texts, tmp_path, max_size=6)
+    assert tokenizer.vocab_size == 6
+    lines = (tmp_path / "vocab.txt").read_text().split("\n")
+    assert lines[:6] == ["<pad>", "<unk>", "<s>", "</s>", "a", "b"]
+    ids = tokenizer.tokenize(["a b zzz c", "d"]).to_list()
+    # Unknown words get <unk> (1), never len(vocabulary).
+    assert ids == [[4, 5, UNK_ID, UNK_ID], [UNK_ID]]
+    text = tokenizer.detokenize(tf.constant([[BOS_ID, 4, 5, EOS_ID, 4, 0]]))
+    assert text.numpy().tolist() == [b"a b"]
+
+
+def test_word_lowercasing_and_save_load(tmp_path):
+    tokenizer = WordTokenizer.build(
+        ["Das Haus", "das Boot"], tmp_path, lowercase=True
+    )
+    reloaded = load_tokenizer(tmp_path)
+    assert isinstance(reloaded, WordTokenizer) and reloaded.lowercase
+    for t in (tokenizer, reloaded):
+        assert t.tokenize(["DAS haus"]).to_list() == [[4, 6]]
+    assert reloaded.fingerprint() == tokenizer.fingerprint()
+
+
+def test_word_unk_rate_on_multi30k_val(multi30k_tok, tmp_path):
+    train, val = multi30k_tok["train"], multi30k_tok["val"]
+    for side, texts, held_out in (
+        ("en", train.sources, val.sources),
+        ("de", train.targets, val.targets),
+    ):
+        tokenizer = WordTokenizer.build(texts, tmp_path / side, max_size=30000)
+        rate = unk_rate(tokenizer, held_out)
+        print(
+            f"Multi30k val {side} <unk> rate, {tokenizer.vocab_size} words: "
+            f"{rate:.2%}"
+        )
+        assert 0.0 < rate < 0.05
+
+
+def test_sentencepiece_round_trips_all_of_multi30k_val(multi30k_raw, tmp_path):
+    train, val = multi30k_raw["train"], multi30k_raw["val"]
+    tokenizer = SentencePieceTokenizer.build(
+        train.targets, tmp_path, vocab_size=4000
+    )
+    assert tokenizer.vocab_size == 4000
+    for texts in (
+        val.sources,
+        val.targets,
+        ["emoji 🙂 and ß, ğ,  two  spaces"],
+    ):
+        ids = tokenizer.tokenize(texts)
+        assert not np.any(ids.flat_values.numpy() == UNK_ID)
+        back = [t.decode("utf-8") for t in tokenizer.detokenize(ids).numpy()]
+        assert back == list(texts)
+    reloaded = load_tokenizer(tmp_path)
+    assert (
+        reloaded.tokenize(val.targets[:5]).to_list()
+        == tokenizer.tokenize(val.targets[:5]).to_list()
+    )
+
+
+def test_wordpiece_learns_and_detokenizes(multi30k_raw, tmp_path):
+    texts = multi30k_raw["train"].sources[:3000]
+    tokenizer = build_tokenizer(
+        "wordpiece", texts, tmp_path, 2000, lowercase=True
+    )
+    assert 100 < tokenizer.vocab_size <= 2000
+    assert (tmp_path / "wordpiece.txt").read_text().split("\n")[:4] == [
+        "<pad>",
+        "<unk>",
+        "<s>",
+        "</s>",
+    ]
+    ids = tokenizer.tokenize(["A dog runs through the grass."])
+    assert np.all(ids.flat_values.numpy() >= 4)
+    pieces = tokenizer.tokens(["A dog runs"]).to_list()[0]
+    assert pieces[0] == b"a"
+    text = tokenizer.detokenize(ids).numpy()[0].decode()
+    assert text == "a dog runs through the grass ."
+    assert isinstance(load_tokenizer(tmp_path), type(tokenizer))
+
+
+def test_vocabulary_of_another_model_is_a_clear_error(tmp_path):
+    tokenizer = WordTokenizer.build(["a b c"], tmp_path)
+    with pytest.raises(ValueError, match="does not belong to this model"):
+        tokenizer.check_vocab_size(30000, "source")
+    with pytest.raises(FileNotFoundError, match="tokenizer.json missing"):
+        load_tokenizer(tmp_path / "nowhere")
+    (tmp_path / "vocab.txt").write_text("a\nb\n")
+    with pytest.raises(ValueError, match="must start with"):
+        load_tokenizer(tmp_path)
+    with pytest.raises(ValueError, match="lowercase the corpus"):
+        build_tokenizer(
+            "sentencepiece", ["a"], tmp_path / "sp", 10, lowercase=True
+        )
+
+
+@pytest.mark.slow
+def test_saved_model_carries_vocabulary_as_asset(tmp_path, multi30k_tok):
+    tokenizer = WordTokenizer.build(
+        multi30k_tok["train"].targets, tmp_path / "v"
+    )
+    module = tf.Module()
+    module.tokenizer = tokenizer
+    module.tokenize = tf.function(
+        lambda text: tokenizer.tokenize(text).to_tensor(),
+        input_signature=[tf.TensorSpec([None], tf.string)],
+    )
+    tf.saved_model.save(module, str(tmp_path / "export"))
+    assert (tmp_path / "export" / "assets" / "vocab.txt").is_file()
+    (tmp_path / "v" / "vocab.txt").unlink()
+    code = textwrap.dedent(
+        f"""
+        import tensorflow as tf, tensorflow_text
+        loaded = tf.saved_model.load({str(tmp_path / "export")!r})
+        ids = loaded.tokenize(tf.constant(["ein hund läuft ."]))
+        print(ids.numpy().tolist())
+        """
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    expected = tokenizer.tokenize(["ein hund läuft ."]).to_list()
+    assert result.stdout.strip().splitlines()[-1] == str(expected)
