@@ -229,3 +229,33 @@ def test_learns_reversal_with_anti_diagonal_alignments(name):
     )
     assert np.mean(on_diagonal) >= 0.5
     assert np.mean(mass) >= 2 * np.mean(chance)
+
+
+@pytest.mark.parametrize("name", FAMILIES + ["luong-dot-local-m-nofeed"])
+def test_fits_batches_whose_length_is_unknown_until_run_time(name, rng):
+    import tensorflow as tf
+
+    lengths = [[5, 2, 7], [3, 1, 4]]
+    batches = [
+        (
+            (
+                padded_batch(rng, ls, VOCAB),
+                padded_batch(rng, ls[::-1], VOCAB + 2),
+            ),
+            padded_batch(rng, ls[::-1], VOCAB + 2),
+        )
+        for ls in lengths
+    ]
+    spec = tf.TensorSpec([None, None], tf.int32)
+    dataset = tf.data.Dataset.from_generator(
+        lambda: iter(batches), output_signature=((spec, spec), spec)
+    )
+    model = build_model(CONFIGS[name])
+    model.compile(
+        optimizer="adam",
+        loss=keras.losses.SparseCategoricalCrossentropy(
+            from_logits=True, ignore_class=0
+        ),
+    )
+    history = model.fit(dataset, epochs=2, verbose=0)
+    assert np.all(np.isfinite(history.history["loss"]))

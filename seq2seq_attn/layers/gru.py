@@ -7,6 +7,8 @@ the recurrence; only the recurrent part U h_{t-1} runs inside `ops.scan`.
 import keras
 from keras import ops
 
+from seq2seq_attn.layers.recurrence import scan_over_time
+from seq2seq_attn.layers.recurrence import swap_batch_and_time as time_major
 from seq2seq_attn.serialization import register
 
 
@@ -36,11 +38,6 @@ def gru_step(projected_input, previous, recurrent_kernel):
         + ops.matmul(reset * previous, recurrent_kernel[:, 2 * units :])
     )
     return (1.0 - update) * previous + update * candidate
-
-
-def time_major(tensor):
-    """[B, T, ...] to [T, B, ...] (and back: the swap is its own inverse)."""
-    return ops.swapaxes(tensor, 0, 1)
 
 
 @register
@@ -116,16 +113,15 @@ class GRU(keras.layers.Layer):
             )
         projected = ops.matmul(inputs, self.kernel) + self.bias
 
-        def step(previous, step_inputs):
-            projected_t, mask_t = step_inputs
+        def step(previous, projected_t, mask_t):
             state = gru_step(projected_t, previous, self.recurrent_kernel)
-            state = ops.where(mask_t[:, None], state, previous)
-            return state, state
+            return ops.where(mask_t[:, None], state, previous)
 
-        final_state, states = ops.scan(
+        final_state, states = scan_over_time(
             step,
             initial_state,
             (time_major(projected), time_major(mask)),
+            projected.dtype,
             reverse=self.go_backwards,
         )
         outputs = time_major(states) * ops.cast(mask, states.dtype)[:, :, None]

@@ -4,7 +4,9 @@ import keras
 from keras import ops
 
 from seq2seq_attn.layers.bahdanau_attention import BahdanauAttention
-from seq2seq_attn.layers.gru import gru_step, time_major
+from seq2seq_attn.layers.gru import gru_step
+from seq2seq_attn.layers.recurrence import scan_over_time
+from seq2seq_attn.layers.recurrence import swap_batch_and_time as time_major
 from seq2seq_attn.serialization import register
 
 
@@ -150,10 +152,11 @@ class GRUDecoder(keras.layers.Layer):
         if self.attention is None:
 
             def fixed_context_step(state, projected_t):
-                new_state, _, _ = self.step(projected_t, state, memory)
-                return new_state, new_state
+                return self.step(projected_t, state, memory)[0]
 
-            _, states = ops.scan(fixed_context_step, initial, projected)
+            _, states = scan_over_time(
+                fixed_context_step, initial, (projected,), projected.dtype
+            )
             previous = self._previous_states(initial, states)
             steps = ops.shape(target_embedding)[1]
             contexts = ops.repeat(memory[:, None, :], steps, axis=1)
@@ -167,14 +170,10 @@ class GRUDecoder(keras.layers.Layer):
         )
 
         def attention_step(carry, projected_t):
-            new_state, context, alignment = self.step(
-                projected_t, carry[0], memory, keys, memory_mask
-            )
-            outputs = (new_state, context, alignment)
-            return outputs, outputs
+            return self.step(projected_t, carry[0], memory, keys, memory_mask)
 
-        _, (states, contexts, alignments) = ops.scan(
-            attention_step, carry, projected
+        _, (states, contexts, alignments) = scan_over_time(
+            attention_step, carry, (projected,), projected.dtype
         )
         return (
             self._previous_states(initial, states),

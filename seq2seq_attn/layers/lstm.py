@@ -9,7 +9,8 @@ for decoders whose next input depends on their last output (input feeding).
 import keras
 from keras import ops
 
-from seq2seq_attn.layers.gru import time_major
+from seq2seq_attn.layers.recurrence import scan_over_time
+from seq2seq_attn.layers.recurrence import swap_batch_and_time as time_major
 from seq2seq_attn.serialization import register
 
 
@@ -186,21 +187,16 @@ class StackedLSTM(keras.layers.Layer):
             )
             recurrent_kernel = self.recurrent_kernels[layer]
 
-            def layer_step(
-                state, step_inputs, recurrent_kernel=recurrent_kernel
-            ):
-                projected_t, mask_t = step_inputs
-                new_state = lstm_step(projected_t, state, recurrent_kernel)
-                keep = mask_t[:, None]
-                new_state = tuple(
-                    ops.where(keep, new, old)
+            def layer_step(state, projected_t, mask_t, kernel=recurrent_kernel):
+                new_state = lstm_step(projected_t, state, kernel)
+                return tuple(
+                    ops.where(mask_t[:, None], new, old)
                     for new, old in zip(new_state, state, strict=True)
                 )
-                return new_state, new_state
 
             initial = (initial_state[2 * layer], initial_state[2 * layer + 1])
-            last, (sequence, _) = ops.scan(
-                layer_step, initial, (projected, mask)
+            last, (sequence, _) = scan_over_time(
+                layer_step, initial, (projected, mask), projected.dtype
             )
             final_state += list(last)
         outputs = (

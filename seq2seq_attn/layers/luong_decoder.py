@@ -3,9 +3,10 @@
 import keras
 from keras import ops
 
-from seq2seq_attn.layers.gru import time_major
 from seq2seq_attn.layers.lstm import StackedLSTM
 from seq2seq_attn.layers.luong_attention import LuongAttention
+from seq2seq_attn.layers.recurrence import scan_over_time
+from seq2seq_attn.layers.recurrence import swap_batch_and_time as time_major
 from seq2seq_attn.serialization import register
 
 
@@ -217,15 +218,10 @@ class LuongDecoder(keras.layers.Layer):
             (batch, ops.shape(memory)[1]), dtype=state[0].dtype
         )
         position = ops.zeros((), dtype="int32")
-        xs = time_major(target_embedding)
-        if masks is not None:
-            xs = (xs, masks)
+        sequences = (time_major(target_embedding),) + tuple(masks or ())
 
-        def feeding_step(carry, step_inputs):
+        def feeding_step(carry, embedding, *step_masks):
             state, _, position = carry
-            embedding, step_masks = step_inputs, None
-            if masks is not None:
-                embedding, step_masks = step_inputs
             _, alignment, state = self.step(
                 embedding,
                 position,
@@ -233,13 +229,15 @@ class LuongDecoder(keras.layers.Layer):
                 memory,
                 keys,
                 memory_mask,
-                step_masks,
+                step_masks or None,
             )
-            outputs = (state, alignment, position + 1)
-            return outputs, outputs
+            return state, alignment, position + 1
 
-        _, (states, alignments, _) = ops.scan(
-            feeding_step, (state, alignment, position), xs
+        _, (states, alignments, _) = scan_over_time(
+            feeding_step,
+            (state, alignment, position),
+            sequences,
+            target_embedding.dtype,
         )
         attentional = time_major(states[-1])
         return self._drop(attentional, training), time_major(alignments)
