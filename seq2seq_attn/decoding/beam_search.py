@@ -1,0 +1,213 @@
+"""Batched, in-graph beam search over an inference form.
+
+B sentences times K beams advance together in one `tf.while_loop`. The token
+and attention histories are fixed-size buffers in the loop state, reordered
+with each step's parent beams, so every hypothesis comes out with the
+attention matrix of its own tokens; no custom op (no `GatherTree`) and no
+Python loop over time, so the search traces, compiles and exports.
+
+A hypothesis that emits </s> is finished and frozen: it keeps its score and
+its slot, and competes with the live ones under the same `Scoring`. The
+search stops when every hypothesis is finished, or at the maximum length
+`ceil(a * source length + b)`, where </s> is forced.
+"""
+
+import dataclasses
+
+import tensorflow as tf
+
+from seq2seq_attn.data.special_tokens import BOS_ID, EOS_ID, PAD_ID
+from seq2seq_attn.decoding.scoring import Scoring
+
+NEG_INF = float("-inf")
+
+
+@dataclasses.dataclass
+class SearchResult:
+    """What a search returns, best hypothesis first.
+
+    Attributes:
+        tokens: int32 [B, N, T]; </s> included, 0 after it.
+        lengths: int32 [B, N], tokens up to and including </s>.
+        scores: float32 [B, N], the ranking score (`Scoring.score`).
+        log_probs: float32 [B, N], the sum of the tokens' log-probabilities.
+        alignments: float32 [B, N, T, Tx], the attention of each output token.
+    """
+
+    tokens: tf.Tensor
+    lengths: tf.Tensor
+    scores: tf.Tensor
+    log_probs: tf.Tensor
+    alignments: tf.Tensor
+
+
+def max_output_lengths(source_ids, a=1.5, b=5):
+    """Per sentence: ceil(a * source length + b) tokens, </s> included."""
+    source_lengths = tf.reduce_sum(
+        tf.cast(source_ids != PAD_ID, tf.float32), -1
+    )
+    return tf.cast(tf.math.ceil(a * source_lengths + b), tf.int32)
+
+
+def step_log_probs(form, tokens, position, state, encoded):
+    """Log-probabilities of one step of `form` (normalised unless the form
+    already returns log-probabilities, as `EnsembleForm` does)."""
+    logits, alignment, state = form.step(tokens, position, state, encoded)
+    logits = tf.cast(logits, tf.float32)
+    if not getattr(form, "returns_log_probs", False):
+        logits = tf.nn.log_softmax(logits, axis=-1)
+    return logits, tf.cast(alignment, tf.float32), state
+
+
+def _allowed(log_probs, force_eos):
+    """Never <pad> or <s>; only </s> where the length limit is reached."""
+    vocab = tf.shape(log_probs)[-1]
+    ids = tf.range(vocab)
+    never = (ids == PAD_ID) | (ids == BOS_ID)
+    log_probs = tf.where(never, NEG_INF, log_probs)
+    only_eos = tf.where(ids == EOS_ID, log_probs, NEG_INF)
+    return tf.where(force_eos, only_eos, log_probs)
+
+
+def _write(buffer, position, values):
+    """buffer[:, :, position] = values, for buffers [B, K, T, ...]."""
+    length = tf.shape(buffer)[2]
+    hot = tf.one_hot(position, length, dtype=buffer.dtype)
+    hot = tf.reshape(hot, [1, 1, -1] + [1] * (len(buffer.shape) - 3))
+    return buffer * (1 - hot) + tf.expand_dims(values, 2) * hot
+
+
+def beam_search(
+    form,
+    source_ids,
+    beam_size=5,
+    scoring=None,
+    nbest=1,
+    max_length_a=1.5,
+    max_length_b=5,
+):
+    """Beam search for every sentence of a batch at once.
+
+    Args:
+        form: an `InferenceForm` (or `EnsembleForm`).
+        source_ids: int32 [B, Tx], 0 pads.
+        beam_size: K.
+        scoring: a `Scoring` (default: 1/L^0.75 length normalisation).
+        nbest: N <= K hypotheses to return per sentence.
+        max_length_a, max_length_b: the output length limit (see module).
+
+    Returns:
+        A `SearchResult`.
+    """
+    scoring = scoring or Scoring()
+    if not 1 <= nbest <= beam_size:
+        raise ValueError(
+            f"nbest must be in [1, beam_size={beam_size}], got {nbest}"
+        )
+    source_ids = tf.convert_to_tensor(source_ids, tf.int32)
+    batch, source_length = tf.shape(source_ids)[0], tf.shape(source_ids)[1]
+    k = beam_size
+    limits = max_output_lengths(source_ids, max_length_a, max_length_b)
+    steps = tf.maximum(tf.reduce_max(limits), 1)
+    source_mask = tf.repeat(source_ids != PAD_ID, k, axis=0)
+    source_mask = tf.reshape(source_mask, [batch, k, source_length])
+
+    encoded, state = form.encode(source_ids)
+    tile = lambda x: tf.repeat(x, k, axis=0)  # noqa: E731
+    encoded = tf.nest.map_structure(tile, encoded)
+    state = tf.nest.map_structure(tile, state)
+
+    first_beam = tf.one_hot(0, k, on_value=0.0, off_value=NEG_INF)
+    loop_vars = dict(
+        step=tf.constant(0),
+        state=state,
+        tokens=tf.fill([batch * k], BOS_ID),
+        cumulative=tf.tile(first_beam[None], [batch, 1]),
+        finished=tf.zeros([batch, k], tf.bool),
+        lengths=tf.zeros([batch, k], tf.int32),
+        coverage=tf.zeros([batch, k, source_length]),
+        history=tf.zeros([batch, k, steps], tf.int32),
+        attention=tf.zeros([batch, k, steps, source_length]),
+    )
+
+    def not_done(v):
+        alive = ~v["finished"] & (v["cumulative"] > NEG_INF)
+        return (v["step"] < steps) & tf.reduce_any(alive)
+
+    def body(v):
+        t = v["step"]
+        log_probs, alignment, state = step_log_probs(
+            form, v["tokens"], t, v["state"], encoded
+        )
+        vocab = tf.shape(log_probs)[-1]
+        log_probs = tf.reshape(log_probs, [batch, k, vocab])
+        alignment = tf.reshape(alignment, [batch, k, source_length])
+        force_eos = (t >= limits - 1)[:, None, None]
+        log_probs = _allowed(log_probs, force_eos)
+        finished = v["finished"][:, :, None]
+        frozen = tf.where(tf.range(vocab) == PAD_ID, 0.0, NEG_INF)
+        log_probs = tf.where(finished, frozen, log_probs)
+
+        candidates = v["cumulative"][:, :, None] + log_probs
+        lengths = v["lengths"] + tf.cast(~v["finished"], tf.int32)
+        coverage = v["coverage"] + tf.where(
+            v["finished"][:, :, None], 0.0, alignment
+        )
+        divisor = scoring.length_divisor(lengths)[:, :, None]
+        ranked = candidates / divisor
+        if scoring.beta > 0:
+            ranked += scoring.coverage_penalty(coverage, source_mask)[
+                :, :, None
+            ]
+        ranked = tf.where(candidates > NEG_INF, ranked, NEG_INF)
+        _, flat_index = tf.math.top_k(tf.reshape(ranked, [batch, -1]), k)
+        parents = flat_index // vocab
+        new_tokens = flat_index % vocab
+
+        def pick(x):
+            return tf.gather(x, parents, batch_dims=1)
+
+        cumulative = tf.gather(
+            tf.reshape(candidates, [batch, -1]), flat_index, batch_dims=1
+        )
+        was_finished = pick(v["finished"])
+        finished = was_finished | (new_tokens == EOS_ID)
+        written = tf.where(was_finished, PAD_ID, new_tokens)
+        step_attention = tf.where(
+            was_finished[:, :, None], 0.0, pick(alignment)
+        )
+        flat_parents = tf.reshape(parents + tf.range(batch)[:, None] * k, [-1])
+        return dict(
+            step=t + 1,
+            state=tf.nest.map_structure(
+                lambda s: tf.gather(s, flat_parents), state
+            ),
+            tokens=tf.reshape(written, [-1]),
+            cumulative=cumulative,
+            finished=finished,
+            lengths=pick(lengths),
+            coverage=pick(coverage),
+            history=_write(pick(v["history"]), t, written),
+            attention=_write(pick(v["attention"]), t, step_attention),
+        )
+
+    final = tf.while_loop(
+        not_done, lambda v: (body(v),), (loop_vars,), maximum_iterations=steps
+    )[0]
+
+    scores = scoring.score(
+        final["cumulative"], final["lengths"], final["coverage"], source_mask
+    )
+    scores = tf.where(final["cumulative"] > NEG_INF, scores, NEG_INF)
+    top_scores, order = tf.math.top_k(scores, nbest)
+
+    def best(x):
+        return tf.gather(x, order, batch_dims=1)
+
+    return SearchResult(
+        tokens=best(final["history"]),
+        lengths=best(final["lengths"]),
+        scores=top_scores,
+        log_probs=best(final["cumulative"]),
+        alignments=best(final["attention"]),
+    )

@@ -1,0 +1,94 @@
+"""Greedy search: the most probable token at every step, in one graph loop."""
+
+import tensorflow as tf
+
+from seq2seq_attn.data.special_tokens import BOS_ID, EOS_ID, PAD_ID
+from seq2seq_attn.decoding.beam_search import (
+    NEG_INF,
+    SearchResult,
+    _allowed,
+    max_output_lengths,
+    step_log_probs,
+)
+from seq2seq_attn.decoding.scoring import Scoring
+
+
+def greedy_search(
+    form, source_ids, scoring=None, max_length_a=1.5, max_length_b=5
+):
+    """Greedy decoding of a batch; the result has N = 1 hypothesis.
+
+    Args:
+        form: an `InferenceForm` (or `EnsembleForm`).
+        source_ids: int32 [B, Tx], 0 pads.
+        scoring: how `scores` are computed (the choice of tokens does not
+            depend on it); default 1/L^0.75.
+        max_length_a, max_length_b: the output length limit, as in
+            `beam_search`.
+
+    Returns:
+        A `SearchResult` with N = 1.
+    """
+    scoring = scoring or Scoring()
+    source_ids = tf.convert_to_tensor(source_ids, tf.int32)
+    batch, source_length = tf.shape(source_ids)[0], tf.shape(source_ids)[1]
+    limits = max_output_lengths(source_ids, max_length_a, max_length_b)
+    steps = tf.maximum(tf.reduce_max(limits), 1)
+    encoded, state = form.encode(source_ids)
+    loop_vars = dict(
+        step=tf.constant(0),
+        state=state,
+        tokens=tf.fill([batch], BOS_ID),
+        log_probs=tf.zeros([batch]),
+        finished=tf.zeros([batch], tf.bool),
+        lengths=tf.zeros([batch], tf.int32),
+        coverage=tf.zeros([batch, source_length]),
+        history=tf.TensorArray(tf.int32, size=steps, element_shape=[None]),
+        attention=tf.TensorArray(tf.float32, size=steps),
+    )
+
+    def not_done(v):
+        return (v["step"] < steps) & ~tf.reduce_all(v["finished"])
+
+    def body(v):
+        t = v["step"]
+        log_probs, alignment, state = step_log_probs(
+            form, v["tokens"], t, v["state"], encoded
+        )
+        log_probs = _allowed(log_probs, (t >= limits - 1)[:, None])
+        tokens = tf.argmax(log_probs, axis=-1, output_type=tf.int32)
+        chosen = tf.gather(log_probs, tokens, batch_dims=1)
+        alive = ~v["finished"]
+        tokens = tf.where(alive, tokens, PAD_ID)
+        step_attention = tf.where(alive[:, None], alignment, 0.0)
+        return dict(
+            step=t + 1,
+            state=state,
+            tokens=tokens,
+            log_probs=v["log_probs"] + tf.where(alive, chosen, 0.0),
+            finished=v["finished"] | (tokens == EOS_ID),
+            lengths=v["lengths"] + tf.cast(alive, tf.int32),
+            coverage=v["coverage"] + step_attention,
+            history=v["history"].write(t, tokens),
+            attention=v["attention"].write(t, step_attention),
+        )
+
+    final = tf.while_loop(
+        not_done, lambda v: (body(v),), (loop_vars,), maximum_iterations=steps
+    )[0]
+    produced = final["step"]
+    padding = [[0, 0], [0, steps - produced]]
+    tokens = tf.pad(tf.transpose(final["history"].stack()[:produced]), padding)
+    attention = tf.transpose(final["attention"].stack()[:produced], [1, 0, 2])
+    attention = tf.pad(attention, [[0, 0], [0, steps - produced], [0, 0]])
+    source_mask = source_ids != PAD_ID
+    scores = scoring.score(
+        final["log_probs"], final["lengths"], final["coverage"], source_mask
+    )
+    return SearchResult(
+        tokens=tokens[:, None],
+        lengths=final["lengths"][:, None],
+        scores=tf.where(final["log_probs"] > NEG_INF, scores, NEG_INF)[:, None],
+        log_probs=final["log_probs"][:, None],
+        alignments=attention[:, None],
+    )
