@@ -33,7 +33,7 @@ def _luong(score, mode, feeding, **extra):
         input_feeding=feeding,
         reverse_source=True,
         dropout=0.2,
-        max_source_length=15,
+        max_source_positions=15,
         initializer="luong",
         **{**SMALL, **extra},
     )

@@ -4,8 +4,8 @@ import keras
 import numpy as np
 import pytest
 import tensorflow as tf
-
 from conftest import padded_batch
+
 from seq2seq_attn.data import BOS_ID, EOS_ID, UNK_ID
 from seq2seq_attn.decoding import Scoring, beam_search, greedy_search
 from seq2seq_attn.models import InferenceForm, ModelConfig, build_model

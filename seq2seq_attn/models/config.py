@@ -29,7 +29,8 @@ class ModelConfig:
         score: luong's score function, or "none" for no attention.
         attention_mode: "global", "local-m" or "local-p" (luong).
         window: D of local attention (10).
-        max_source_length: source positions the "location" score can address.
+        max_source_positions: source positions the "location" score can
+            address (the longest source sentence it can read).
         input_feeding: luong's input feeding (Sec. 3.3).
         reverse_source: feed luong's encoder the source reversed.
         dropout: luong's dropout probability (0.2 in Sec. 4.1).
@@ -50,7 +51,7 @@ class ModelConfig:
     score: str = "general"
     attention_mode: str = "global"
     window: int = 10
-    max_source_length: int = 50
+    max_source_positions: int = 50
     input_feeding: bool = True
     reverse_source: bool = False
     dropout: float = 0.0
@@ -89,7 +90,7 @@ class ModelConfig:
             "maxout_units",
             "maxout_pool_size",
             "num_layers",
-            "max_source_length",
+            "max_source_positions",
         ):
             value = getattr(self, name)
             check(

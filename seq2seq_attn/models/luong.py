@@ -60,7 +60,7 @@ def create_layers(config):
             input_feeding=config.input_feeding,
             dropout=config.dropout,
             attention_units=config.attention_units,
-            max_source_length=config.max_source_length,
+            max_source_length=config.max_source_positions,
             name="decoder",
             **recurrent,
         ),

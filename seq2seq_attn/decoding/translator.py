@@ -1,0 +1,174 @@
+"""From sentences to translations: tokenize, search in batches, detokenize.
+
+`Translator` sorts the input by length so that batches carry little padding,
+runs one traced search function per batch, and returns the results in input
+order. Strings are handled only here, at the edge; the search sees ids.
+"""
+
+import dataclasses
+import sys
+
+import numpy as np
+import tensorflow as tf
+
+from seq2seq_attn.data.batching import tokenize_in_chunks
+from seq2seq_attn.decoding.beam_search import beam_search
+from seq2seq_attn.decoding.greedy_search import greedy_search
+from seq2seq_attn.decoding.scoring import Scoring
+from seq2seq_attn.models.inference import InferenceForm
+
+
+@dataclasses.dataclass
+class Translation:
+    """One input sentence's result.
+
+    Attributes:
+        text: the best translation ("" for an empty input).
+        score: its ranking score.
+        nbest: `(text, score)` pairs, best first (N of them).
+        tokens: the best hypothesis's target ids, </s> excluded.
+        source_ids: the source ids the model read.
+        alignment: [len(tokens) + 1, len(source_ids)] attention weights of the
+            best hypothesis (the last row is </s>'s), or None for empty input.
+    """
+
+    text: str
+    score: float
+    nbest: list
+    tokens: np.ndarray
+    source_ids: np.ndarray
+    alignment: np.ndarray | None
+
+
+class Translator:
+    """Translates sentences with a trained model.
+
+    Args:
+        model: a model from `build_model` (or `load_trained`), or an
+            `InferenceForm`/`EnsembleForm`.
+        source_tokenizer, target_tokenizer: the model's tokenizers.
+        beam_size: 1 for greedy search.
+        scoring: a `Scoring` (length normalisation, coverage penalty).
+        nbest: hypotheses kept per sentence.
+        max_length_a, max_length_b: output limit ceil(a * |x| + b).
+        batch_size: sentences per search call.
+        max_input_tokens: longer inputs are cut to this many tokens.
+    """
+
+    def __init__(
+        self,
+        model,
+        source_tokenizer,
+        target_tokenizer,
+        beam_size=5,
+        scoring=None,
+        nbest=1,
+        max_length_a=1.5,
+        max_length_b=5,
+        batch_size=64,
+        max_input_tokens=None,
+    ):
+        self.form = model if hasattr(model, "step") else InferenceForm(model)
+        self.source_tokenizer = source_tokenizer
+        self.target_tokenizer = target_tokenizer
+        self.beam_size = beam_size
+        self.scoring = scoring or Scoring()
+        self.nbest = nbest
+        self.batch_size = batch_size
+        self.max_input_tokens = max_input_tokens
+        options = dict(
+            scoring=self.scoring,
+            max_length_a=max_length_a,
+            max_length_b=max_length_b,
+        )
+
+        @tf.function(input_signature=[tf.TensorSpec([None, None], tf.int32)])
+        def search(source_ids):
+            if beam_size == 1 and nbest == 1:
+                result = greedy_search(self.form, source_ids, **options)
+            else:
+                result = beam_search(
+                    self.form,
+                    source_ids,
+                    beam_size=beam_size,
+                    nbest=nbest,
+                    **options,
+                )
+            texts = self.target_tokenizer.detokenize(
+                tf.reshape(result.tokens, [-1, tf.shape(result.tokens)[-1]])
+            )
+            texts = tf.reshape(texts, tf.shape(result.scores))
+            return (
+                result.tokens,
+                result.lengths,
+                result.scores,
+                result.alignments,
+                texts,
+            )
+
+        self._search = search
+
+    def encode(self, sentences):
+        """Source ids of each sentence (cut to `max_input_tokens`)."""
+        ids = tokenize_in_chunks(self.source_tokenizer, list(sentences))
+        rows = [np.asarray(row, "int32") for row in ids.to_list()]
+        if self.max_input_tokens:
+            rows = [row[: self.max_input_tokens] for row in rows]
+        return rows
+
+    def translate(self, sentences, progress=False):
+        """Translations of `sentences`, in their order.
+
+        An empty or whitespace-only sentence gives an empty translation.
+        With `progress`, a progress bar goes to stderr.
+        """
+        sentences = list(sentences)
+        rows = self.encode(sentences)
+        results = [None] * len(sentences)
+        order = sorted(
+            (i for i, row in enumerate(rows) if len(row)),
+            key=lambda i: len(rows[i]),
+        )
+        for i, row in enumerate(rows):
+            if not len(row):
+                results[i] = Translation("", 0.0, [("", 0.0)], row, row, None)
+        done = 0
+        for start in range(0, len(order), self.batch_size):
+            chunk = order[start : start + self.batch_size]
+            width = max(len(rows[i]) for i in chunk)
+            batch = np.zeros((len(chunk), width), "int32")
+            for r, i in enumerate(chunk):
+                batch[r, : len(rows[i])] = rows[i]
+            tokens, lengths, scores, alignments, texts = (
+                x.numpy() for x in self._search(tf.constant(batch))
+            )
+            for r, i in enumerate(chunk):
+                length = lengths[r, 0]
+                best = tokens[r, 0, :length]
+                if length and best[-1] == 3:
+                    best = best[:-1]
+                results[i] = Translation(
+                    text=texts[r, 0].decode("utf-8"),
+                    score=float(scores[r, 0]),
+                    nbest=[
+                        (texts[r, n].decode("utf-8"), float(scores[r, n]))
+                        for n in range(texts.shape[1])
+                    ],
+                    tokens=best,
+                    source_ids=rows[i],
+                    alignment=alignments[r, 0, :length, : len(rows[i])],
+                )
+            done += len(chunk)
+            if progress:
+                _progress(done, len(order))
+        if progress and order:
+            sys.stderr.write("\n")
+        return results
+
+
+def _progress(done, total, width=30):
+    filled = int(width * done / max(total, 1))
+    sys.stderr.write(
+        f"\rtranslating [{'#' * filled}{'.' * (width - filled)}] {done}/{total}"
+    )
+    sys.stderr.flush()

@@ -1,0 +1,87 @@
+"""The layout of a model directory, and loading a trained model from it.
+
+MODEL_DIR/
+  config.json          RunConfig: model, data and training configs
+  flags.txt            the train flags actually used
+  vocab/source/        source tokenizer (see data.tokenizers)
+  vocab/target/        target tokenizer
+  checkpoints/         latest checkpoints (model, optimizer, step, data
+                       iterator), every N steps and at each epoch's end
+  best/                the checkpoint with the best validation BLEU,
+                       and best/metrics.json
+  logs/                TensorBoard events
+  train_log.tsv        step, epoch, loss, learning rate, tokens/s
+  validation.tsv       epoch, step, perplexity, BLEU
+"""
+
+import json
+import pathlib
+
+import tensorflow as tf
+
+from seq2seq_attn.data.tokenizers import load_tokenizer
+from seq2seq_attn.models.builder import build_model
+from seq2seq_attn.training.config import RunConfig
+
+
+class ModelDir:
+    """Paths inside a model directory."""
+
+    def __init__(self, path):
+        self.path = pathlib.Path(path)
+        self.config = self.path / "config.json"
+        self.flags = self.path / "flags.txt"
+        self.vocab = self.path / "vocab"
+        self.checkpoints = self.path / "checkpoints"
+        self.best = self.path / "best"
+        self.logs = self.path / "logs"
+        self.train_log = self.path / "train_log.tsv"
+        self.validation_log = self.path / "validation.tsv"
+
+    def vocab_dir(self, side):
+        """`vocab/source` or `vocab/target`."""
+        return self.vocab / side
+
+    def checkpoint_path(self, which="best"):
+        """The checkpoint prefix: "best", "latest", or a path given as is."""
+        if which not in ("best", "latest"):
+            return str(which)
+        if which == "best":
+            found = tf.train.latest_checkpoint(str(self.best))
+            if found:
+                return found
+        found = tf.train.latest_checkpoint(str(self.checkpoints))
+        if not found:
+            raise FileNotFoundError(f"no checkpoint in {self.path}")
+        return found
+
+    def best_metrics(self):
+        """The metrics of the best checkpoint, or None."""
+        path = self.best / "metrics.json"
+        return json.loads(path.read_text()) if path.is_file() else None
+
+
+def load_trained(model_dir, checkpoint="best"):
+    """A trained model and its tokenizers, from `model_dir` alone.
+
+    Args:
+        model_dir: a directory written by `python -m seq2seq_attn.train`.
+        checkpoint: "best" (by validation BLEU; the latest if none), "latest"
+            or a checkpoint path.
+
+    Returns:
+        `(run_config, model, source_tokenizer, target_tokenizer)`.
+
+    Raises:
+        ValueError: if a tokenizer does not match the model's vocabulary.
+    """
+    paths = ModelDir(model_dir)
+    run = RunConfig.load(paths.path)
+    source = load_tokenizer(paths.vocab_dir("source"))
+    target = load_tokenizer(paths.vocab_dir("target"))
+    source.check_vocab_size(run.model.source_vocab_size, "source")
+    target.check_vocab_size(run.model.target_vocab_size, "target")
+    model = build_model(run.model)
+    prefix = paths.checkpoint_path(checkpoint)
+    tf.train.Checkpoint(model=model).restore(prefix).expect_partial()
+    return run, model, source, target

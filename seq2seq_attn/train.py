@@ -1,0 +1,122 @@
+"""`python -m seq2seq_attn.train`: train a model into a model directory.
+
+    python -m seq2seq_attn.train --flagfile=configs/quickstart.flags \
+        --model_dir=runs/quickstart
+
+Every field of `ModelConfig`, `DataConfig` and `TrainConfig` is a flag of
+the same name (the vocabulary sizes of the model come from the tokenizers).
+The flags actually used are written to `MODEL_DIR/flags.txt` and the configs
+to `MODEL_DIR/config.json`. Running the same command again on a model
+directory with a checkpoint resumes from it.
+"""
+
+import dataclasses
+import sys
+import typing
+
+from absl import app, flags, logging
+
+from seq2seq_attn.models.config import ModelConfig
+from seq2seq_attn.training.config import DataConfig, RunConfig, TrainConfig
+
+FLAGS = flags.FLAGS
+flags.DEFINE_string("model_dir", None, "Directory of the run.")
+flags.DEFINE_bool(
+    "print_params", False, "Build the model, print its size, exit."
+)
+flags.mark_flag_as_required("model_dir")
+
+# Model fields that are not flags: they come from the tokenizers.
+_DERIVED = {"source_vocab_size", "target_vocab_size"}
+SECTIONS = {"model": ModelConfig, "data": DataConfig, "train": TrainConfig}
+
+
+def _kind(annotation):
+    """bool, int, float or str, from a field's type (`int | None` is int)."""
+    hints = typing.get_args(annotation) or (annotation,)
+    for kind in (bool, int, float, str):
+        if kind in hints:
+            return kind
+    return str
+
+
+def _define_flags():
+    """One absl flag per config field, with the field's default."""
+    defined = {}
+    for section, kind in SECTIONS.items():
+        hints = typing.get_type_hints(kind)
+        for field in dataclasses.fields(kind):
+            if section == "model" and field.name in _DERIVED:
+                continue
+            flag_kind = _kind(hints[field.name])
+            help_text = f"{kind.__name__}.{field.name}"
+            define = {
+                bool: flags.DEFINE_bool,
+                int: flags.DEFINE_integer,
+                float: flags.DEFINE_float,
+                str: flags.DEFINE_string,
+            }[flag_kind]
+            define(field.name, field.default, help_text)
+            defined[field.name] = section
+    return defined
+
+
+FLAG_SECTIONS = _define_flags()
+
+
+def run_config_from_flags():
+    """The `RunConfig` the flags describe (vocabulary sizes left as data's)."""
+    values = {section: {} for section in SECTIONS}
+    for name, section in FLAG_SECTIONS.items():
+        values[section][name] = FLAGS[name].value
+    data = DataConfig(**values["data"])
+    model = ModelConfig(
+        source_vocab_size=data.source_vocab_size,
+        target_vocab_size=data.target_vocab_size,
+        **values["model"],
+    )
+    return RunConfig(
+        model=model, data=data, train=TrainConfig(**values["train"])
+    )
+
+
+def flags_text():
+    """`--name=value` for every flag of the run, one per line."""
+    names = ["model_dir", *FLAG_SECTIONS]
+    return "".join(FLAGS[name].serialize() + "\n" for name in names)
+
+
+def main(argv):
+    if len(argv) > 1:
+        raise app.UsageError(f"unexpected arguments: {argv[1:]}")
+    logging.set_verbosity(logging.WARNING)
+    run = run_config_from_flags()
+    from seq2seq_attn.training.strategy import make_strategy
+
+    strategy = make_strategy(run.train.strategy, run.train.num_cpu_devices)
+    if FLAGS.print_params:
+        from seq2seq_attn.models.builder import build_model
+
+        print(
+            f"{run.model.architecture}: {build_model(run.model).count_params():,}"
+        )
+        return
+    from seq2seq_attn.training.trainer import NonFiniteLossError, Trainer
+
+    trainer = Trainer(
+        run, FLAGS.model_dir, strategy=strategy, flags_text=flags_text()
+    )
+    try:
+        metrics = trainer.fit()
+    except NonFiniteLossError as error:
+        print(f"error: {error}", file=sys.stderr)
+        sys.exit(3)
+    if metrics:
+        print(
+            f"done: step {metrics['step']}, validation perplexity "
+            f"{metrics['perplexity']:.2f}, greedy BLEU {metrics['bleu']:.2f}"
+        )
+
+
+if __name__ == "__main__":
+    app.run(main)

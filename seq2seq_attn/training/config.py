@@ -1,0 +1,211 @@
+"""The frozen configs of a training run, and how a model directory holds them.
+
+A run is `RunConfig(model, data, train)`. The train CLI turns its flags into
+one and writes it to `MODEL_DIR/config.json` beside the vocabularies, so that
+translate, evaluate and export need only `--model_dir`.
+"""
+
+import dataclasses
+import json
+import pathlib
+
+from seq2seq_attn.models.config import ModelConfig
+
+OPTIMIZERS = ("adadelta", "sgd", "adam")
+SCHEDULES = ("constant", "halving")
+STRATEGIES = ("default", "mirrored", "multi_worker")
+
+
+def _check(condition, message):
+    if not condition:
+        raise ValueError(message)
+
+
+@dataclasses.dataclass(frozen=True)
+class DataConfig:
+    """Which text a run reads and how it is tokenized and batched.
+
+    Attributes:
+        corpus: "multi30k" or "anki", or None for files.
+        source, target: language codes.
+        variant: "raw" or "tok" (multi30k).
+        train_source_file, train_target_file, valid_source_file,
+            valid_target_file: line-aligned files instead of a corpus.
+        data_dir: a local corpus directory (no download).
+        invalid_utf8: "error", "replace" or "skip".
+        tokenizer: "word", "wordpiece" or "sentencepiece".
+        source_vocab_size, target_vocab_size: entries, reserved included
+            (30,000 in Bahdanau 4.1, 50,000 in Luong 4.1).
+        lowercase: lowercase for word and wordpiece tokenizers.
+        max_source_length, max_target_length: longer pairs are filtered from
+            training (30 or 50 words in the papers).
+        batch_size: sentences per batch (80 in Bahdanau B.2, 128 in Luong),
+            or tokens with `batch_by="tokens"`.
+        batch_by: "sentences" or "tokens".
+        sort_window: batches sorted together by length (20 in Bahdanau B.2).
+        bucket_width: bucket by length every this many tokens (0: off).
+        valid_max_sentences: validate on at most this many pairs (0: all).
+        bleu_tokenize: sacreBLEU tokenizer for validation ("none" for
+            pre-tokenised text such as Multi30k tok/, "13a" for raw text).
+    """
+
+    corpus: str | None = "multi30k"
+    source: str = "en"
+    target: str = "de"
+    variant: str = "tok"
+    train_source_file: str | None = None
+    train_target_file: str | None = None
+    valid_source_file: str | None = None
+    valid_target_file: str | None = None
+    data_dir: str | None = None
+    invalid_utf8: str = "error"
+    tokenizer: str = "word"
+    source_vocab_size: int = 30000
+    target_vocab_size: int = 30000
+    lowercase: bool = False
+    max_source_length: int = 50
+    max_target_length: int = 50
+    batch_size: int = 80
+    batch_by: str = "sentences"
+    sort_window: int = 20
+    bucket_width: int = 0
+    valid_max_sentences: int = 0
+    bleu_tokenize: str = "none"
+
+    def __post_init__(self):
+        has_files = bool(self.train_source_file or self.train_target_file)
+        _check(
+            bool(self.corpus) != has_files,
+            "data: give either corpus or train_source_file/train_target_file",
+        )
+        _check(self.batch_size > 0, "data: batch_size must be positive")
+        _check(self.sort_window > 0, "data: sort_window must be positive")
+
+
+@dataclasses.dataclass(frozen=True)
+class TrainConfig:
+    """How the model is optimised.
+
+    Attributes:
+        optimizer: "adadelta" (Bahdanau B.2: rho 0.95, epsilon 1e-6), "sgd"
+            (Luong 4.1) or "adam".
+        learning_rate: the (initial) learning rate.
+        rho, epsilon: Adadelta's.
+        schedule: "constant", or "halving" (Luong 4.1: halve every epoch
+            after `halve_after_epochs`).
+        halve_after_epochs: epochs at the full rate before halving starts.
+        clip_norm: rescale the gradients when their global norm exceeds it
+            (1 in Bahdanau B.2, 5 in Luong 4.1; 0: off).
+        epochs: passes over the training data.
+        max_steps: stop after this many updates (0: no limit).
+        seed: seeds initialisation, shuffling and dropout.
+        checkpoint_every: save every this many steps (and at each epoch end).
+        keep_checkpoints: how many recent checkpoints to keep.
+        early_stopping_patience: stop after this many validations without a
+            better BLEU (0: off).
+        mixed_precision: "" or a Keras policy ("mixed_float16",
+            "mixed_bfloat16"); logits stay float32.
+        jit_compile: compile the training step with XLA.
+        strategy: "default", "mirrored" or "multi_worker" (from TF_CONFIG).
+        num_cpu_devices: split the CPU into this many logical devices (for
+            "mirrored" without GPUs; 0: leave it).
+        log_every: steps between TensorBoard scalar writes.
+    """
+
+    optimizer: str = "adam"
+    learning_rate: float = 3e-4
+    rho: float = 0.95
+    epsilon: float = 1e-6
+    schedule: str = "constant"
+    halve_after_epochs: int = 5
+    clip_norm: float = 1.0
+    epochs: int = 10
+    max_steps: int = 0
+    seed: int = 1234
+    checkpoint_every: int = 500
+    keep_checkpoints: int = 3
+    early_stopping_patience: int = 0
+    mixed_precision: str = ""
+    jit_compile: bool = False
+    strategy: str = "default"
+    num_cpu_devices: int = 0
+    log_every: int = 50
+
+    def __post_init__(self):
+        _check(
+            self.optimizer in OPTIMIZERS,
+            f"train: optimizer must be one of {OPTIMIZERS}, "
+            f"got {self.optimizer!r}",
+        )
+        _check(
+            self.schedule in SCHEDULES,
+            f"train: schedule must be one of {SCHEDULES}, "
+            f"got {self.schedule!r}",
+        )
+        _check(
+            self.strategy in STRATEGIES,
+            f"train: strategy must be one of {STRATEGIES}, "
+            f"got {self.strategy!r}",
+        )
+        _check(self.learning_rate > 0, "train: learning_rate must be positive")
+        _check(self.epochs > 0, "train: epochs must be positive")
+        _check(
+            self.checkpoint_every > 0,
+            "train: checkpoint_every must be positive",
+        )
+
+
+@dataclasses.dataclass(frozen=True)
+class RunConfig:
+    """Everything a training run needs: model, data and training configs."""
+
+    model: ModelConfig
+    data: DataConfig
+    train: TrainConfig
+
+    def to_json(self):
+        """Indented JSON of the three configs."""
+        return json.dumps(
+            {
+                "model": self.model.to_dict(),
+                "data": dataclasses.asdict(self.data),
+                "train": dataclasses.asdict(self.train),
+            },
+            indent=2,
+            sort_keys=True,
+        )
+
+    @classmethod
+    def from_json(cls, text):
+        """Inverse of `to_json`; unknown keys are named in the error."""
+        values = json.loads(text)
+        parts = {}
+        for name, kind in (
+            ("model", ModelConfig),
+            ("data", DataConfig),
+            ("train", TrainConfig),
+        ):
+            known = {field.name for field in dataclasses.fields(kind)}
+            unknown = sorted(set(values.get(name, {})) - known)
+            if unknown:
+                raise ValueError(
+                    f"config.json: unknown {name} fields {unknown}"
+                )
+            parts[name] = kind(**values.get(name, {}))
+        return cls(**parts)
+
+    def save(self, model_dir):
+        """Writes `model_dir/config.json`."""
+        path = pathlib.Path(model_dir) / "config.json"
+        path.write_text(self.to_json() + "\n")
+        return path
+
+    @classmethod
+    def load(cls, model_dir):
+        """Reads `model_dir/config.json`."""
+        path = pathlib.Path(model_dir) / "config.json"
+        if not path.is_file():
+            raise FileNotFoundError(
+                f"{model_dir} is not a model directory: config.json missing"
+            )
+        return cls.from_json(path.read_text())

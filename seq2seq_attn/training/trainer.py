@@ -1,0 +1,485 @@
+"""The training loop: a `tf.function` step under a `tf.distribute` strategy,
+crash-safe checkpoints, validation BLEU, TensorBoard and a progress bar.
+
+Checkpoints hold the model, the optimizer, the step and the `tf.data`
+iterator, so running the same command on the same model directory resumes
+exactly where the last checkpoint left off, also after `kill -9`. The loss is
+the token-level cross-entropy, summed over every replica's target tokens and
+divided by the global number of target tokens, so padding costs nothing and
+the result does not depend on how a batch is split across replicas.
+"""
+
+import dataclasses
+import json
+import math
+import sys
+import time
+
+import keras
+import numpy as np
+import tensorflow as tf
+
+from seq2seq_attn.data.batching import encode_corpus, make_dataset
+from seq2seq_attn.data.corpora import open_corpus, read_parallel_files
+from seq2seq_attn.data.tokenizers import build_tokenizer, load_tokenizer
+from seq2seq_attn.decoding.translator import Translator
+from seq2seq_attn.evaluation.bleu import corpus_bleu
+from seq2seq_attn.model_dir import ModelDir
+from seq2seq_attn.models.builder import build_model
+from seq2seq_attn.training.optimizers import make_optimizer
+from seq2seq_attn.training.strategy import is_chief, replica_shard, worker_index
+
+
+class NonFiniteLossError(FloatingPointError):
+    """Training produced a NaN or infinite loss."""
+
+
+def _corpus(data, split):
+    if data.corpus:
+        return open_corpus(
+            corpus=data.corpus,
+            split=split,
+            source=data.source,
+            target=data.target,
+            variant=data.variant,
+            data_dir=data.data_dir,
+            invalid_utf8=data.invalid_utf8,
+        )
+    files = {
+        "train": (data.train_source_file, data.train_target_file),
+        "val": (data.valid_source_file, data.valid_target_file),
+    }[split]
+    if not all(files):
+        return None
+    return read_parallel_files(*files, invalid_utf8=data.invalid_utf8)
+
+
+def prepare_tokenizers(data, paths, train_corpus, log=print):
+    """Loads the model directory's tokenizers, or builds and saves them."""
+    tokenizers = {}
+    texts = {"source": train_corpus.sources, "target": train_corpus.targets}
+    sizes = {"source": data.source_vocab_size, "target": data.target_vocab_size}
+    for side in ("source", "target"):
+        directory = paths.vocab_dir(side)
+        if not is_chief():
+            directory = paths.path / "workers" / str(worker_index()) / side
+        if (directory / "tokenizer.json").is_file():
+            tokenizers[side] = load_tokenizer(directory)
+        else:
+            tokenizers[side] = build_tokenizer(
+                data.tokenizer,
+                texts[side],
+                directory,
+                sizes[side],
+                lowercase=data.lowercase,
+                seed=0,
+            )
+            log(
+                f"built the {side} {data.tokenizer} vocabulary: "
+                f"{tokenizers[side].vocab_size} entries"
+            )
+    return tokenizers["source"], tokenizers["target"]
+
+
+def _count_batches(dataset):
+    return sum(1 for _ in dataset)
+
+
+class Trainer:
+    """Trains the model of a `RunConfig` into a model directory.
+
+    Args:
+        run: a `RunConfig` whose model vocabulary sizes may be left to the
+            tokenizers (they are set from them).
+        model_dir: where everything is written (see `seq2seq_attn.model_dir`).
+        strategy: a `tf.distribute.Strategy` (default: the default one).
+        flags_text: the flags to record in `flags.txt`.
+        log: where progress lines go.
+    """
+
+    def __init__(
+        self, run, model_dir, strategy=None, flags_text=None, log=print
+    ):
+        self.paths = ModelDir(model_dir)
+        self.strategy = strategy or tf.distribute.get_strategy()
+        self.log = log
+        self.chief = is_chief()
+        self.paths.path.mkdir(parents=True, exist_ok=True)
+        self._check_same_run(run)
+
+        data = run.data
+        train_corpus = _corpus(data, "train")
+        log(train_corpus.report.summary())
+        self.source_tokenizer, self.target_tokenizer = prepare_tokenizers(
+            data, self.paths, train_corpus, log
+        )
+        model_config = run.model.replace(
+            source_vocab_size=self.source_tokenizer.vocab_size,
+            target_vocab_size=self.target_tokenizer.vocab_size,
+        )
+        self.run = dataclasses.replace(run, model=model_config)
+        if self.chief:
+            self.run.save(self.paths.path)
+            if flags_text is not None:
+                self.paths.flags.write_text(flags_text)
+
+        encoded = encode_corpus(
+            train_corpus,
+            self.source_tokenizer,
+            self.target_tokenizer,
+            data.max_source_length,
+            data.max_target_length,
+        )
+        log(f"train: {encoded.report.summary()}")
+        self.train_tokens = int(encoded.target_ids.row_lengths().numpy().sum())
+        self.train_tokens += len(encoded)  # one </s> per sentence
+        batching = dict(
+            batch_size=data.batch_size,
+            batch_by=data.batch_by,
+            sort_window=data.sort_window,
+            bucket_boundaries=(
+                list(range(data.bucket_width + 1, 1024, data.bucket_width))
+                if data.bucket_width
+                else None
+            ),
+        )
+        self.steps_per_epoch = _count_batches(
+            make_dataset(encoded, shuffle=False, **batching)
+        )
+        self.dataset = make_dataset(
+            encoded, seed=run.train.seed, **batching
+        ).repeat()
+        self._prepare_validation(data)
+        self._build(run.train)
+
+    def _check_same_run(self, run):
+        if not self.paths.config.is_file():
+            return
+        from seq2seq_attn.training.config import RunConfig
+
+        previous = RunConfig.load(self.paths.path)
+        mine = run.model.replace(
+            source_vocab_size=previous.model.source_vocab_size,
+            target_vocab_size=previous.model.target_vocab_size,
+        )
+        if mine != previous.model or run.data != previous.data:
+            raise ValueError(
+                f"{self.paths.path} holds a run with another model or data "
+                "config (see its config.json); use a new --model_dir"
+            )
+
+    def _prepare_validation(self, data):
+        self.valid = None
+        corpus = _corpus(data, "val")
+        if corpus is None:
+            return
+        if data.valid_max_sentences:
+            corpus = corpus.subset(
+                range(min(len(corpus), data.valid_max_sentences))
+            )
+        encoded = encode_corpus(
+            corpus, self.source_tokenizer, self.target_tokenizer, None, None
+        )
+        self.valid = dict(
+            corpus=corpus,
+            dataset=make_dataset(
+                encoded, batch_size=64, sort_window=1, shuffle=False
+            ),
+        )
+
+    def _build(self, train):
+        keras.utils.set_random_seed(train.seed)
+        if train.mixed_precision:
+            keras.mixed_precision.set_global_policy(train.mixed_precision)
+        with self.strategy.scope():
+            self.model = build_model(self.run.model)
+            self.optimizer = make_optimizer(train, self.steps_per_epoch)
+            self.optimizer.build(self.model.trainable_variables)
+            self.step = tf.Variable(0, dtype=tf.int64, trainable=False)
+            self.best_bleu = tf.Variable(
+                -1.0, dtype=tf.float64, trainable=False
+            )
+            self.bad_validations = tf.Variable(
+                0, dtype=tf.int64, trainable=False
+            )
+        self.iterator = iter(self.dataset)
+        checkpoint = tf.train.Checkpoint(
+            model=self.model,
+            optimizer=self.optimizer,
+            step=self.step,
+            best_bleu=self.best_bleu,
+            bad_validations=self.bad_validations,
+            iterator=self.iterator,
+            # Dropout's random state: Keras keeps it out of the model's
+            # checkpoint, but a resumed run must draw the same masks.
+            seed_states={
+                str(i): v
+                for i, v in enumerate(self.model.non_trainable_variables)
+                if "seed_generator" in v.path
+            },
+        )
+        directory = self.paths.checkpoints
+        if not self.chief:
+            directory = (
+                self.paths.path / "workers" / str(worker_index()) / "ckpt"
+            )
+        self.manager = tf.train.CheckpointManager(
+            checkpoint,
+            str(directory),
+            max_to_keep=train.keep_checkpoints,
+            checkpoint_name="ckpt",
+        )
+        best_directory = self.paths.best
+        if not self.chief:
+            best_directory = (
+                self.paths.path / "workers" / str(worker_index()) / "best"
+            )
+        self.best_manager = tf.train.CheckpointManager(
+            tf.train.Checkpoint(model=self.model, step=self.step),
+            str(best_directory),
+            max_to_keep=1,
+            checkpoint_name="ckpt",
+        )
+        if self.manager.latest_checkpoint:
+            checkpoint.restore(self.manager.latest_checkpoint).assert_consumed()
+            self.log(
+                f"resuming from {self.manager.latest_checkpoint} "
+                f"(step {int(self.step.numpy())})"
+            )
+        self._train_step = self._make_train_step(train)
+        self.loss_fn = keras.losses.SparseCategoricalCrossentropy(
+            from_logits=True, ignore_class=0, reduction="sum"
+        )
+
+    def _make_train_step(self, train):
+        loss_fn = keras.losses.SparseCategoricalCrossentropy(
+            from_logits=True, ignore_class=0, reduction="sum"
+        )
+        model, optimizer, strategy = self.model, self.optimizer, self.strategy
+        scaled = isinstance(optimizer, keras.optimizers.LossScaleOptimizer)
+
+        def replica_step(batch):
+            (source, target_input), target_output = replica_shard(batch)
+            tokens = tf.reduce_sum(tf.cast(target_output != 0, tf.float32))
+            context = tf.distribute.get_replica_context()
+            total_tokens = context.all_reduce("sum", tokens)
+            with tf.GradientTape() as tape:
+                logits = model([source, target_input], training=True)
+                loss_sum = loss_fn(target_output, logits)
+                loss = loss_sum / tf.maximum(total_tokens, 1.0)
+                objective = optimizer.scale_loss(loss) if scaled else loss
+            variables = model.trainable_variables
+            gradients = tape.gradient(objective, variables)
+            optimizer.apply_gradients(zip(gradients, variables, strict=True))
+            return loss_sum, tokens
+
+        def train_step(iterator):
+            batch = next(iterator)
+            loss_sum, tokens = strategy.run(replica_step, args=(batch,))
+            loss_sum = strategy.reduce("sum", loss_sum, axis=None)
+            tokens = strategy.reduce("sum", tokens, axis=None)
+            self.step.assign_add(1)
+            return loss_sum / tf.maximum(tokens, 1.0), tokens
+
+        return tf.function(train_step, jit_compile=train.jit_compile or None)
+
+    def learning_rate(self):
+        """The optimizer's current learning rate."""
+        optimizer = getattr(self.optimizer, "inner_optimizer", self.optimizer)
+        return float(keras.ops.convert_to_numpy(optimizer.learning_rate))
+
+    def _save(self):
+        return self.manager.save(checkpoint_number=int(self.step.numpy()))
+
+    def fit(self):
+        """Trains to the configured number of epochs (or steps), validating
+        after each epoch. Returns the last validation metrics (or {})."""
+        train = self.run.train
+        total_steps = train.epochs * self.steps_per_epoch
+        if train.max_steps:
+            total_steps = min(total_steps, train.max_steps)
+        writer = (
+            tf.summary.create_file_writer(str(self.paths.logs / "train"))
+            if self.chief
+            else tf.summary.create_noop_writer()
+        )
+        self.log(
+            f"training {self.run.model.architecture}: "
+            f"{self.model.count_params():,} parameters, {self.steps_per_epoch} "
+            f"steps per epoch, {total_steps} steps in all, "
+            f"{self.strategy.num_replicas_in_sync} replica(s)"
+        )
+        metrics = {}
+        log_lines = []
+        while int(self.step.numpy()) < total_steps:
+            step = int(self.step.numpy())
+            epoch = step // self.steps_per_epoch
+            in_epoch = step % self.steps_per_epoch
+            steps_this_epoch = min(
+                self.steps_per_epoch, total_steps - epoch * self.steps_per_epoch
+            )
+            bar = keras.utils.Progbar(
+                steps_this_epoch,
+                stateful_metrics=["loss", "ppl", "tok/s"],
+                verbose=1 if sys.stdout.isatty() else 2,
+            )
+            if in_epoch:
+                bar.update(in_epoch)
+            self.log(f"epoch {epoch + 1}/{train.epochs}")
+            window_tokens, window_start = 0.0, time.perf_counter()
+            while in_epoch < steps_this_epoch:
+                loss, tokens = self._train_step(self.iterator)
+                loss = float(loss.numpy())
+                step = int(self.step.numpy())
+                in_epoch += 1
+                if not math.isfinite(loss):
+                    raise NonFiniteLossError(
+                        f"non-finite loss {loss} at step {step} (epoch "
+                        f"{epoch + 1}); nothing was saved after it, the last "
+                        f"checkpoint is {self.manager.latest_checkpoint}"
+                    )
+                window_tokens += float(tokens.numpy())
+                elapsed = time.perf_counter() - window_start
+                speed = window_tokens / max(elapsed, 1e-9)
+                rate = self.learning_rate()
+                fields = (
+                    step,
+                    epoch + 1,
+                    f"{loss:.6f}",
+                    f"{rate:.6g}",
+                    f"{speed:.1f}",
+                )
+                log_lines.append("\t".join(map(str, fields)) + "\n")
+                bar.update(
+                    in_epoch,
+                    [
+                        ("loss", loss),
+                        ("ppl", math.exp(min(loss, 50))),
+                        ("tok/s", speed),
+                    ],
+                )
+                if step % train.log_every == 0 or in_epoch == steps_this_epoch:
+                    with writer.as_default(step=step):
+                        tf.summary.scalar("loss", loss)
+                        tf.summary.scalar("perplexity", math.exp(min(loss, 50)))
+                        tf.summary.scalar("learning_rate", self.learning_rate())
+                        tf.summary.scalar("target_tokens_per_second", speed)
+                    window_tokens, window_start = 0.0, time.perf_counter()
+                if (
+                    step % train.checkpoint_every == 0
+                    and in_epoch < steps_this_epoch
+                ):
+                    self._flush_log(log_lines)
+                    self._save()
+            self._flush_log(log_lines)
+            self._save()
+            if in_epoch == self.steps_per_epoch and self.valid is not None:
+                metrics = self.validate(epoch + 1, writer)
+                if self._stop_early(metrics):
+                    break
+        writer.close()
+        return metrics
+
+    def _flush_log(self, lines):
+        if self.chief and lines:
+            new = not self.paths.train_log.exists()
+            with open(self.paths.train_log, "a") as stream:
+                if new:
+                    stream.write(
+                        "step\tepoch\tloss\tlearning_rate\ttokens_per_s\n"
+                    )
+                stream.writelines(lines)
+        lines.clear()
+
+    def validate(self, epoch, writer=None):
+        """Perplexity and greedy BLEU on the validation text; keeps the best
+        checkpoint by BLEU apart."""
+        started = time.perf_counter()
+        loss_sum = tokens = 0.0
+        for (source, target_input), target_output in self.valid["dataset"]:
+            logits = self.model([source, target_input], training=False)
+            loss_sum += float(self.loss_fn(target_output, logits))
+            tokens += float(
+                tf.reduce_sum(tf.cast(target_output != 0, tf.float32))
+            )
+        perplexity = math.exp(min(loss_sum / max(tokens, 1.0), 50))
+        corpus = self.valid["corpus"]
+        translator = Translator(
+            self.model,
+            self.source_tokenizer,
+            self.target_tokenizer,
+            beam_size=1,
+        )
+        hypotheses = [t.text for t in translator.translate(corpus.sources)]
+        bleu = corpus_bleu(
+            hypotheses, corpus.targets, self.run.data.bleu_tokenize
+        )
+        step = int(self.step.numpy())
+        metrics = dict(
+            epoch=epoch,
+            step=step,
+            perplexity=perplexity,
+            bleu=bleu.value,
+            bleu_signature=bleu.signature,
+            example=hypotheses[0] if hypotheses else "",
+        )
+        self.log(
+            f"validation after epoch {epoch}: perplexity {perplexity:.2f}, "
+            f"greedy {bleu} [{time.perf_counter() - started:.0f} s]"
+        )
+        if bleu.value > float(self.best_bleu.numpy()):
+            self.best_bleu.assign(bleu.value)
+            self.bad_validations.assign(0)
+            self.best_manager.save(checkpoint_number=step)
+            if self.chief:
+                (self.paths.best / "metrics.json").write_text(
+                    json.dumps(metrics, indent=2) + "\n"
+                )
+        else:
+            self.bad_validations.assign_add(1)
+        self._save()
+        if self.chief:
+            new = not self.paths.validation_log.exists()
+            with open(self.paths.validation_log, "a") as stream:
+                if new:
+                    stream.write("epoch\tstep\tperplexity\tbleu\n")
+                stream.write(
+                    f"{epoch}\t{step}\t{perplexity:.4f}\t{bleu.value:.2f}\n"
+                )
+        if writer is not None:
+            with writer.as_default(step=step):
+                tf.summary.scalar("validation/perplexity", perplexity)
+                tf.summary.scalar("validation/bleu", bleu.value)
+                self._attention_images(corpus)
+        return metrics
+
+    def _attention_images(self, corpus, count=3):
+        if self.run.model.architecture == "rnnencdec" or (
+            self.run.model.architecture == "luong"
+            and self.run.model.score == "none"
+        ):
+            return
+        sources = corpus.sources[:count]
+        translator = Translator(
+            self.model,
+            self.source_tokenizer,
+            self.target_tokenizer,
+            beam_size=1,
+        )
+        for index, result in enumerate(translator.translate(sources)):
+            if result.alignment is None:
+                continue
+            image = result.alignment[None, :, :, None].astype(np.float32)
+            tf.summary.image(
+                f"attention/{index}", image / max(image.max(), 1e-9)
+            )
+
+    def _stop_early(self, metrics):
+        patience = self.run.train.early_stopping_patience
+        if patience and int(self.bad_validations.numpy()) >= patience:
+            self.log(
+                f"early stopping: no better BLEU in {patience} validation(s); "
+                f"best {float(self.best_bleu.numpy()):.2f}"
+            )
+            return True
+        return False

@@ -1,0 +1,249 @@
+"""The train CLI for real: subprocesses, kill -9, strategies, flagfiles."""
+
+import gzip
+import json
+import os
+import pathlib
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+from conftest import SHARED_DATA
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+TINY_FLAGS = [
+    "--architecture=luong",
+    "--num_layers=1",
+    "--embedding_dim=16",
+    "--hidden_units=16",
+    "--score=general",
+    "--dropout=0.3",
+    "--initializer=luong",
+    "--corpus=",
+    "--tokenizer=word",
+    "--source_vocab_size=500",
+    "--target_vocab_size=500",
+    "--batch_size=32",
+    "--sort_window=4",
+    "--optimizer=sgd",
+    "--learning_rate=1.0",
+    "--schedule=halving",
+    "--halve_after_epochs=1",
+    "--clip_norm=5",
+    "--epochs=2",
+    "--checkpoint_every=5",
+    "--seed=7",
+]
+
+
+@pytest.fixture(scope="module")
+def text_files(tmp_path_factory):
+    directory = tmp_path_factory.mktemp("text")
+    paths = {}
+    for split, count in (("train", 400), ("val", 40)):
+        for language in ("en", "de"):
+            name = f"{split}.lc.norm.tok.{language}.gz"
+            with gzip.open(
+                SHARED_DATA / "multi30k" / "tok" / name, "rt"
+            ) as stream:
+                lines = [next(stream) for _ in range(count)]
+            path = directory / f"{split}.{language}"
+            path.write_text("".join(lines))
+            paths[f"{split}_{language}"] = path
+    return [
+        f"--train_source_file={paths['train_en']}",
+        f"--train_target_file={paths['train_de']}",
+        f"--valid_source_file={paths['val_en']}",
+        f"--valid_target_file={paths['val_de']}",
+    ]
+
+
+def _command(model_dir, *extra):
+    return [
+        sys.executable,
+        "-m",
+        "seq2seq_attn.train",
+        f"--model_dir={model_dir}",
+        *TINY_FLAGS,
+        *extra,
+    ]
+
+
+def _env(**extra):
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2", PYTHONUNBUFFERED="1")
+    env.update(extra)
+    return env
+
+
+def _run(command, env=None, timeout=600):
+    result = subprocess.run(
+        command,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=env or _env(),
+        cwd=ROOT,
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    return result
+
+
+def _losses(model_dir):
+    """The last logged loss of every step."""
+    losses = {}
+    lines = (pathlib.Path(model_dir) / "train_log.tsv").read_text().splitlines()
+    for line in lines[1:]:
+        step, _, loss, *_ = line.split("\t")
+        losses[int(step)] = float(loss)
+    return losses
+
+
+@pytest.mark.slow
+def test_kill_9_then_resume_matches_an_uninterrupted_run(text_files, tmp_path):
+    straight = tmp_path / "straight"
+    _run(_command(straight, *text_files))
+    expected = _losses(straight)
+    steps = max(expected)
+    assert steps > 20 and (straight / "best" / "metrics.json").is_file()
+
+    resumed = tmp_path / "resumed"
+    process = subprocess.Popen(
+        _command(resumed, *text_files),
+        env=_env(),
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    checkpoint = resumed / "checkpoints" / "ckpt-15.index"
+    deadline = time.time() + 300
+    while not checkpoint.exists() and time.time() < deadline:
+        assert process.poll() is None, (
+            "training ended before it could be killed"
+        )
+        time.sleep(0.05)
+    process.send_signal(signal.SIGKILL)
+    process.wait()
+    killed_at = max(_losses(resumed))
+    assert killed_at < steps, "the run finished before the kill"
+
+    result = _run(_command(resumed, *text_files))
+    assert "resuming from" in result.stdout
+    got = _losses(resumed)
+    assert sorted(got) == sorted(expected)
+    for step in expected:
+        assert abs(got[step] - expected[step]) <= 1e-5, (
+            step,
+            got[step],
+            expected[step],
+        )
+    config = json.loads((resumed / "config.json").read_text())
+    assert config["model"]["architecture"] == "luong"
+    assert "--dropout=0.3" in (resumed / "flags.txt").read_text()
+
+
+@pytest.mark.slow
+def test_mirrored_on_two_cpu_devices(text_files, tmp_path):
+    model_dir = tmp_path / "mirrored"
+    result = _run(
+        _command(
+            model_dir,
+            *text_files,
+            "--strategy=mirrored",
+            "--num_cpu_devices=2",
+            "--epochs=1",
+        )
+    )
+    assert "2 replica(s)" in result.stdout
+    losses = _losses(model_dir)
+    assert all(np.isfinite(list(losses.values())))
+    default = tmp_path / "default"
+    _run(_command(default, *text_files, "--epochs=1"))
+    # Splitting a batch across replicas leaves the loss and update the same.
+    reference = _losses(default)
+    for step in (1, 2, 3):
+        assert abs(losses[step] - reference[step]) < 1e-4
+
+
+def _free_port():
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.mark.slow
+def test_multi_worker_with_two_local_workers(text_files, tmp_path):
+    ports = [_free_port(), _free_port()]
+    cluster = {"worker": [f"127.0.0.1:{port}" for port in ports]}
+    model_dir = tmp_path / "multi"
+    processes = []
+    for index in range(2):
+        tf_config = json.dumps(
+            {"cluster": cluster, "task": {"type": "worker", "index": index}}
+        )
+        processes.append(
+            subprocess.Popen(
+                _command(
+                    model_dir,
+                    *text_files,
+                    "--strategy=multi_worker",
+                    "--epochs=1",
+                ),
+                env=_env(TF_CONFIG=tf_config),
+                cwd=ROOT,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+        )
+    outputs = [process.communicate(timeout=600) for process in processes]
+    for process, (_, stderr) in zip(processes, outputs, strict=True):
+        assert process.returncode == 0, stderr[-3000:]
+    assert "2 replica(s)" in outputs[0][0]
+    chief = _checkpoint_weights(model_dir / "checkpoints")
+    worker = _checkpoint_weights(model_dir / "workers" / "1" / "ckpt")
+    assert chief.keys() == worker.keys()
+    for name in chief:
+        np.testing.assert_array_equal(chief[name], worker[name], err_msg=name)
+
+
+def _checkpoint_weights(directory):
+    import tensorflow as tf
+
+    reader = tf.train.load_checkpoint(
+        tf.train.latest_checkpoint(str(directory))
+    )
+    return {
+        name: reader.get_tensor(name)
+        for name in reader.get_variable_to_shape_map()
+        if name.startswith("model/") and "OPTIMIZER" not in name
+    }
+
+
+def test_non_finite_loss_stops_with_the_step_and_saves_nothing(
+    text_files, tmp_path
+):
+    model_dir = tmp_path / "nan"
+    result = subprocess.run(
+        _command(
+            model_dir,
+            *text_files,
+            "--learning_rate=1e38",
+            "--clip_norm=0",
+            "--optimizer=sgd",
+            "--schedule=constant",
+        ),
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=_env(),
+        cwd=ROOT,
+    )
+    assert result.returncode == 3, result.stderr[-2000:]
+    assert "non-finite loss" in result.stderr and "at step" in result.stderr
+    checkpoints = list((model_dir / "checkpoints").glob("ckpt-*.index"))
+    step = int(result.stderr.split("at step ")[1].split()[0])
+    assert all(int(path.stem.split("-")[1]) < step for path in checkpoints)
