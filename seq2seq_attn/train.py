@@ -97,9 +97,8 @@ def main(argv):
     if FLAGS.print_params:
         from seq2seq_attn.models.builder import build_model
 
-        print(
-            f"{run.model.architecture}: {build_model(run.model).count_params():,}"
-        )
+        count = build_model(run.model).count_params()
+        print(f"{run.model.architecture}: {count:,} parameters")
         return
     from seq2seq_attn.training.trainer import NonFiniteLossError, Trainer
 
