@@ -37,3 +37,53 @@ def padded_batch(rng, lengths, vocab_size, extra_padding=0):
     for row, length in enumerate(lengths):
         ids[row, length:] = 0
     return ids
+
+
+@pytest.fixture(scope="session")
+def trained_model_dir(tmp_path_factory):
+    """A tiny RNNsearch trained by the train CLI on 600 Multi30k pairs."""
+    import gzip
+    import subprocess
+    import sys
+
+    directory = tmp_path_factory.mktemp("trained")
+    files = {}
+    for split, count in (("train", 600), ("val", 30)):
+        for language in ("en", "de"):
+            name = f"{split}.lc.norm.tok.{language}.gz"
+            with gzip.open(
+                SHARED_DATA / "multi30k" / "tok" / name, "rt"
+            ) as stream:
+                lines = [next(stream) for _ in range(count)]
+            files[split, language] = directory / f"{split}.{language}"
+            files[split, language].write_text("".join(lines))
+    model_dir = directory / "model"
+    command = [
+        sys.executable,
+        "-m",
+        "seq2seq_attn.train",
+        f"--model_dir={model_dir}",
+        "--architecture=rnnsearch",
+        "--embedding_dim=32",
+        "--hidden_units=32",
+        "--attention_units=32",
+        "--maxout_units=32",
+        "--initializer=glorot",
+        "--corpus=",
+        f"--train_source_file={files['train', 'en']}",
+        f"--train_target_file={files['train', 'de']}",
+        f"--valid_source_file={files['val', 'en']}",
+        f"--valid_target_file={files['val', 'de']}",
+        "--source_vocab_size=400",
+        "--target_vocab_size=400",
+        "--batch_size=32",
+        "--optimizer=adam",
+        "--learning_rate=0.005",
+        "--epochs=3",
+        "--seed=3",
+    ]
+    result = subprocess.run(
+        command, capture_output=True, text=True, timeout=900
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    return model_dir

@@ -125,6 +125,10 @@ class Tokenizer(tf.Module):
         """The files that define this tokenizer (beside tokenizer.json)."""
         raise NotImplementedError
 
+    def id_to_token(self, ids):
+        """The token string of each id (any shape, dense or ragged)."""
+        raise NotImplementedError
+
     def fingerprint(self):
         """sha256 over the defining files: ties a model to its vocabulary."""
         digest = hashlib.sha256()
@@ -226,6 +230,9 @@ class WordTokenizer(Tokenizer):
         words = ids.with_flat_values(self._words.lookup(ids.flat_values))
         return tf.strings.reduce_join(words, axis=-1, separator=" ")
 
+    def id_to_token(self, ids):
+        return self._words.lookup(tf.cast(ids, tf.int64))
+
 
 class WordPieceTokenizer(Tokenizer):
     """WordPiece with a vocabulary learnt from the training text.
@@ -293,6 +300,9 @@ class WordPieceTokenizer(Tokenizer):
     def detokenize(self, ids):
         words = self._tokenizer.detokenize(strip_special(ids))
         return tf.strings.reduce_join(words, axis=-1, separator=" ")
+
+    def id_to_token(self, ids):
+        return self._pieces.lookup(tf.cast(ids, tf.int64))
 
 
 class SentencePieceTokenizer(Tokenizer):
@@ -373,6 +383,9 @@ class SentencePieceTokenizer(Tokenizer):
 
     def detokenize(self, ids):
         return self._tokenizer.detokenize(tf.cast(strip_special(ids), tf.int32))
+
+    def id_to_token(self, ids):
+        return self._tokenizer.id_to_string(tf.cast(ids, tf.int32))
 
 
 TOKENIZERS = {

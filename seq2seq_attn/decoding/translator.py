@@ -12,9 +12,11 @@ import numpy as np
 import tensorflow as tf
 
 from seq2seq_attn.data.batching import tokenize_in_chunks
+from seq2seq_attn.data.special_tokens import EOS_ID, UNK_ID
 from seq2seq_attn.decoding.beam_search import beam_search
 from seq2seq_attn.decoding.greedy_search import greedy_search
 from seq2seq_attn.decoding.scoring import Scoring
+from seq2seq_attn.decoding.unk_replacement import replace_unknown_words
 from seq2seq_attn.models.inference import InferenceForm
 
 
@@ -53,6 +55,10 @@ class Translator:
         max_length_a, max_length_b: output limit ceil(a * |x| + b).
         batch_size: sentences per search call.
         max_input_tokens: longer inputs are cut to this many tokens.
+        replace_unk: replace each <unk> of the output by the source word it
+            attends to most (Luong 4.2); needs a word target tokenizer.
+        dictionary: with `replace_unk`, a source -> target word mapping (see
+            `unk_replacement.load_dictionary`).
     """
 
     def __init__(
@@ -67,7 +73,16 @@ class Translator:
         max_length_b=5,
         batch_size=64,
         max_input_tokens=None,
+        replace_unk=False,
+        dictionary=None,
     ):
+        if replace_unk and getattr(target_tokenizer, "kind", None) != "word":
+            raise ValueError(
+                "replace_unk needs a word-level target vocabulary; subword "
+                "vocabularies have no <unk> to replace"
+            )
+        self.replace_unk = replace_unk
+        self.dictionary = dictionary
         self.form = model if hasattr(model, "step") else InferenceForm(model)
         self.source_tokenizer = source_tokenizer
         self.target_tokenizer = target_tokenizer
@@ -145,7 +160,7 @@ class Translator:
             for r, i in enumerate(chunk):
                 length = lengths[r, 0]
                 best = tokens[r, 0, :length]
-                if length and best[-1] == 3:
+                if length and best[-1] == EOS_ID:
                     best = best[:-1]
                 results[i] = Translation(
                     text=texts[r, 0].decode("utf-8"),
@@ -159,11 +174,34 @@ class Translator:
                     alignment=alignments[r, 0, :length, : len(rows[i])],
                 )
             done += len(chunk)
+            if self.replace_unk:
+                self._replace_unknown_words(
+                    [results[i] for i in chunk], sentences, chunk
+                )
             if progress:
                 _progress(done, len(order))
         if progress and order:
             sys.stderr.write("\n")
         return results
+
+    def _replace_unknown_words(self, translations, sentences, indices):
+        sources = self.source_tokenizer.tokens([sentences[i] for i in indices])
+        for translation, source in zip(
+            translations, sources.to_list(), strict=True
+        ):
+            if not (translation.tokens == UNK_ID).any():
+                continue
+            words = self.target_tokenizer.id_to_token(
+                translation.tokens
+            ).numpy()
+            replaced = replace_unknown_words(
+                [w.decode("utf-8") for w in words],
+                translation.alignment,
+                [w.decode("utf-8") for w in source],
+                self.dictionary,
+            )
+            translation.text = " ".join(replaced)
+            translation.nbest[0] = (translation.text, translation.score)
 
 
 def _progress(done, total, width=30):

@@ -1,0 +1,148 @@
+"""The translate CLI and the Translator on a model trained by the train CLI."""
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from seq2seq_attn.data import UNK
+from seq2seq_attn.decoding.unk_replacement import (
+    load_dictionary,
+    replace_unknown_words,
+)
+from seq2seq_attn.translate import load_translator
+
+SENTENCES = [
+    "a man is riding a bicycle .",
+    "",
+    "two dogs play in the snow .",
+    "   ",
+    "a woman with a zebraxylophone .",
+]
+
+
+def _translate(model_dir, *flags, input_text=None, input_file=None):
+    command = [
+        sys.executable,
+        "-m",
+        "seq2seq_attn.translate",
+        f"--model_dir={model_dir}",
+    ]
+    if input_file:
+        command.append(f"--input={input_file}")
+    result = subprocess.run(
+        [*command, *flags], input=input_text, capture_output=True, timeout=600
+    )
+    return result
+
+
+def test_one_line_out_per_line_in(trained_model_dir, tmp_path):
+    source = tmp_path / "in.txt"
+    source.write_text("\n".join(SENTENCES) + "\n")
+    result = _translate(trained_model_dir, "--beam_size=3", input_file=source)
+    assert result.returncode == 0, result.stderr.decode()[-2000:]
+    lines = result.stdout.decode().split("\n")
+    assert lines[-1] == "" and len(lines) - 1 == len(SENTENCES)
+    assert lines[1] == "" and lines[3] == ""
+    assert lines[0] and lines[2] and lines[4]
+    assert b"translating [" in result.stderr  # progress bar for files
+
+    piped = _translate(
+        trained_model_dir, "--beam_size=3", input_text=source.read_bytes()
+    )
+    assert piped.stdout == result.stdout
+
+
+def test_nbest_scores_and_greedy(trained_model_dir):
+    text = "\n".join(SENTENCES).encode()
+    result = _translate(
+        trained_model_dir,
+        "--beam_size=4",
+        "--nbest=3",
+        "--scores",
+        input_text=text,
+    )
+    assert result.returncode == 0, result.stderr.decode()[-2000:]
+    first = result.stdout.decode().split("\n")[0].split("\t")
+    assert len(first) == 3
+    scores = [float(field.split(" ", 1)[0]) for field in first]
+    assert scores == sorted(scores, reverse=True)
+    greedy = _translate(trained_model_dir, "--beam_size=1", input_text=text)
+    assert greedy.returncode == 0
+    assert len(greedy.stdout.decode().split("\n")) == len(SENTENCES) + 1
+
+
+def test_invalid_utf8_is_named_unless_replaced(trained_model_dir):
+    text = b"a dog .\nbad \xff byte .\n"
+    result = _translate(trained_model_dir, input_text=text)
+    assert result.returncode != 0
+    assert b"-:2: invalid UTF-8" in result.stderr
+    replaced = _translate(
+        trained_model_dir, "--invalid_utf8=replace", input_text=text
+    )
+    assert replaced.returncode == 0
+    assert len(replaced.stdout.decode().split("\n")) == 3
+
+
+def test_unk_replacement_copies_the_attended_source_word(
+    trained_model_dir, tmp_path
+):
+    plain = load_translator([trained_model_dir], beam_size=2)
+    replacing = load_translator(
+        [trained_model_dir], beam_size=2, replace_unk=True
+    )
+    sentences = ["a zebraxylophone and a quokkafish .", "a man ."] * 3
+    before = plain.translate(sentences)
+    after = replacing.translate(sentences)
+    with_unk = [i for i, t in enumerate(before) if UNK in t.text.split()]
+    assert with_unk, "the tiny model produced no <unk> to replace"
+    source_words = set(" ".join(sentences).split())
+    for i in with_unk:
+        words = after[i].text.split()
+        assert UNK not in words
+        expected = replace_unknown_words(
+            before[i].text.split(),
+            before[i].alignment,
+            sentences[i].split(),
+        )
+        assert words == expected
+        assert set(words) - set(before[i].text.split()) <= source_words
+    dictionary = tmp_path / "dict.txt"
+    dictionary.write_text("".join(f"{w}\tX{w}\n" for w in source_words))
+    mapped = load_translator(
+        [trained_model_dir],
+        beam_size=2,
+        replace_unk=True,
+        dictionary=load_dictionary(dictionary),
+    ).translate(sentences)
+    for i in with_unk:
+        new = set(mapped[i].text.split()) - set(before[i].text.split())
+        assert new and all(word.startswith("X") for word in new)
+
+
+def test_replace_unknown_words_by_hand():
+    alignment = np.array([[0.9, 0.1, 0.0], [0.1, 0.2, 0.7], [0.5, 0.5, 0.0]])
+    assert replace_unknown_words(
+        ["das", UNK, UNK], alignment, ["the", "green", "zebra"], {"the": "der"}
+    ) == ["das", "zebra", "der"]
+
+
+def test_bad_dictionary_line_is_named(tmp_path):
+    path = tmp_path / "d.txt"
+    path.write_text("haus\thouse\nthree words here\n")
+    with pytest.raises(ValueError, match="d.txt:2"):
+        load_dictionary(path)
+
+
+def test_ensemble_of_one_model_twice_equals_the_model(trained_model_dir):
+    single = load_translator([trained_model_dir], beam_size=3)
+    double = load_translator(
+        [trained_model_dir, trained_model_dir], beam_size=3
+    )
+    sentences = [s for s in SENTENCES if s.strip()]
+    for a, b in zip(
+        single.translate(sentences), double.translate(sentences), strict=True
+    ):
+        assert a.text == b.text
+        assert abs(a.score - b.score) < 1e-4
