@@ -12,7 +12,7 @@ VERSION = re.search(
 ).group(1)
 
 TEST = ["pytest>=8", "jax[cpu]>=0.4.30", "ruff>=0.6"]
-DEV = TEST + ["jupyter", "nbclient>=0.10", "matplotlib>=3.8"]
+DEV = TEST + ["jupyter", "nbclient>=0.10"]
 
 setup(
     name="seq2seq_attn",
@@ -34,6 +34,7 @@ setup(
         "sacrebleu>=2.4",
         "absl-py>=1.4",
         "sentencepiece>=0.2",
+        "matplotlib>=3.7",
         "numpy>=1.26",
     ],
     extras_require={

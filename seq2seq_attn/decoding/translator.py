@@ -204,6 +204,30 @@ class Translator:
             translation.nbest[0] = (translation.text, translation.score)
 
 
+def load_translator(model_dirs, checkpoint="best", **options):
+    """A `Translator` for one model directory, or an ensemble of several
+    (which must share their vocabularies)."""
+    from seq2seq_attn.decoding.ensemble import EnsembleForm
+    from seq2seq_attn.model_dir import load_trained
+
+    loaded = [load_trained(path, checkpoint) for path in model_dirs]
+    _, model, source, target = loaded[0]
+    for path, (_, _, other_source, other_target) in zip(
+        model_dirs[1:], loaded[1:], strict=True
+    ):
+        if (other_source.fingerprint(), other_target.fingerprint()) != (
+            source.fingerprint(),
+            target.fingerprint(),
+        ):
+            raise ValueError(
+                f"{path} has other vocabularies than {model_dirs[0]}: "
+                "an ensemble needs shared vocabularies"
+            )
+    if len(loaded) > 1:
+        model = EnsembleForm([entry[1] for entry in loaded])
+    return Translator(model, source, target, **options)
+
+
 def _progress(done, total, width=30):
     filled = int(width * done / max(total, 1))
     sys.stderr.write(

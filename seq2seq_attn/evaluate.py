@@ -1,0 +1,189 @@
+"""`python -m seq2seq_attn.evaluate`: translate a test set and score it.
+
+    python -m seq2seq_attn.evaluate --model_dir=runs/m30k_rnnsearch \
+        --src=test.en --ref=test.de --bleu_tokenize=none \
+        [--gold_alignments=gold.talp] [--heatmaps=0,1,2]
+
+Prints sacreBLEU BLEU and chrF with their signatures and BLEU by source
+length (Bahdanau Fig. 2, Luong Fig. 6) as a table, and writes to
+`--output_dir` (default MODEL_DIR/eval): the hypotheses, `bleu_by_length.png`,
+attention heatmaps of the chosen sentences (Bahdanau Fig. 3) and
+`metrics.json`. With `--gold_alignments`, the alignment error rate of forced
+decoding of the references (Luong 5.4).
+"""
+
+import json
+import pathlib
+import sys
+
+from absl import app, flags, logging
+
+from seq2seq_attn import search_flags
+
+FLAGS = flags.FLAGS
+flags.DEFINE_string("src", None, "Source sentences, one per line (.gz too).")
+flags.DEFINE_string("ref", None, "Reference translations, line-aligned.")
+flags.DEFINE_string(
+    "output_dir", None, "Where to write (default MODEL_DIR/eval)."
+)
+flags.DEFINE_enum(
+    "bleu_tokenize",
+    "13a",
+    ["13a", "none", "intl", "char"],
+    "sacreBLEU tokenizer.",
+)
+flags.DEFINE_list(
+    "length_edges", ["10", "20", "30", "40", "50"], "Bucket edges."
+)
+flags.DEFINE_list("heatmaps", ["0", "1", "2"], "Sentence indices to draw.")
+flags.DEFINE_string("gold_alignments", None, "Gold alignments for AER.")
+flags.DEFINE_enum("alignment_format", "talp", ["talp", "naacl"], "Gold format.")
+flags.DEFINE_bool("gold_source_first", True, "Gold links are source-target.")
+flags.DEFINE_bool("gold_one_based", False, "Gold indices count from 1.")
+flags.mark_flags_as_required(["src", "ref"])
+
+
+def forced_alignment_links(translator, sources, references):
+    """Luong 5.4: teacher-force each reference, link every target word to the
+    source word it attends to most (subwords summed into words)."""
+    import numpy as np
+
+    from seq2seq_attn.data.special_tokens import BOS_ID
+    from seq2seq_attn.evaluation.alignment_error_rate import (
+        links_from_attention,
+        word_ids,
+    )
+    from seq2seq_attn.models.builder import alignment_model
+
+    if not hasattr(translator.form, "model"):
+        raise ValueError("alignments are read from one model, not an ensemble")
+    model = translator.form.model
+    aligner = alignment_model(model)
+    source_ids = translator.encode(sources)
+    target_ids = [
+        np.asarray(row, "int32")
+        for row in translator.target_tokenizer.tokenize(references).to_list()
+    ]
+    source_tokens = translator.source_tokenizer.tokens(sources).to_list()
+    target_tokens = [
+        [
+            t.decode()
+            for t in translator.target_tokenizer.id_to_token(row).numpy()
+        ]
+        for row in target_ids
+    ]
+    links = []
+    for i in range(len(sources)):
+        if not len(source_ids[i]) or not len(target_ids[i]):
+            links.append(set())
+            continue
+        target_in = np.concatenate([[BOS_ID], target_ids[i]]).astype("int32")
+        _, attention = aligner([source_ids[i][None], target_in[None]])
+        source_words = word_ids(
+            [t.decode() for t in source_tokens[i]],
+            translator.source_tokenizer.kind,
+        )
+        target_words = word_ids(
+            target_tokens[i], translator.target_tokenizer.kind
+        )
+        links.append(
+            links_from_attention(
+                np.asarray(attention)[0], source_words, target_words
+            )
+        )
+    return links
+
+
+def main(argv):
+    if len(argv) > 1:
+        raise app.UsageError(f"unexpected arguments: {argv[1:]}")
+    logging.set_verbosity(logging.WARNING)
+    from seq2seq_attn.data.corpora import read_parallel_files
+    from seq2seq_attn.evaluation import alignment_error_rate as aer
+    from seq2seq_attn.evaluation.bleu import corpus_bleu, corpus_chrf
+    from seq2seq_attn.evaluation.length_buckets import (
+        bleu_by_length,
+        buckets_table,
+    )
+    from seq2seq_attn.evaluation.plots import (
+        attention_heatmap,
+        bleu_by_length_plot,
+    )
+
+    try:
+        corpus = read_parallel_files(FLAGS.src, FLAGS.ref)
+        translator = search_flags.translator_from_flags()
+    except (ValueError, FileNotFoundError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        sys.exit(2)
+    if corpus.report.kept != corpus.report.read:
+        print(f"note: {corpus.report.summary()}", file=sys.stderr)
+    output = pathlib.Path(
+        FLAGS.output_dir or pathlib.Path(FLAGS.model_dir[0]) / "eval"
+    )
+    output.mkdir(parents=True, exist_ok=True)
+    results = translator.translate(corpus.sources, progress=True)
+    hypotheses = [result.text for result in results]
+    (output / "hypotheses.txt").write_text(
+        "".join(h + "\n" for h in hypotheses)
+    )
+    bleu = corpus_bleu(hypotheses, corpus.targets, FLAGS.bleu_tokenize)
+    chrf = corpus_chrf(hypotheses, corpus.targets)
+    print(bleu)
+    print(chrf)
+    edges = [int(edge) for edge in FLAGS.length_edges]
+    buckets = bleu_by_length(
+        corpus.sources, hypotheses, corpus.targets, edges, FLAGS.bleu_tokenize
+    )
+    name = pathlib.Path(FLAGS.model_dir[0]).name
+    print(buckets_table({name: buckets}))
+    bleu_by_length_plot({name: buckets}, output / "bleu_by_length.png")
+    metrics = {
+        "bleu": bleu.value,
+        "bleu_signature": bleu.signature,
+        "chrf": chrf.value,
+        "chrf_signature": chrf.signature,
+        "bleu_by_length": [vars(b) for b in buckets],
+        "sentences": len(hypotheses),
+    }
+    target_tokenizer = translator.target_tokenizer
+    for index in (int(i) for i in FLAGS.heatmaps):
+        result = results[index] if index < len(results) else None
+        if result is None or result.alignment is None:
+            continue
+        source_tokens = translator.source_tokenizer.tokens(
+            [corpus.sources[index]]
+        )
+        words = target_tokenizer.id_to_token(result.tokens).numpy().tolist()
+        path = attention_heatmap(
+            result.alignment,
+            [t.decode() for t in source_tokens.to_list()[0]],
+            [w.decode() for w in words] + ["</s>"],
+            output / f"attention_{index}.png",
+        )
+        print(f"wrote {path}")
+    if FLAGS.gold_alignments:
+        if FLAGS.alignment_format == "talp":
+            gold = aer.parse_talp(
+                FLAGS.gold_alignments,
+                FLAGS.gold_source_first,
+                FLAGS.gold_one_based,
+            )
+        else:
+            gold = aer.parse_naacl(
+                FLAGS.gold_alignments,
+                len(corpus),
+                FLAGS.gold_source_first,
+                FLAGS.gold_one_based,
+            )
+        links = forced_alignment_links(
+            translator, corpus.sources, corpus.targets
+        )
+        metrics["aer"] = aer.alignment_error_rate(links, gold)
+        print(f"AER = {metrics['aer']:.4f} ({len(gold)} sentence pairs)")
+    (output / "metrics.json").write_text(json.dumps(metrics, indent=2) + "\n")
+    print(f"wrote {output / 'metrics.json'}")
+
+
+if __name__ == "__main__":
+    app.run(main)

@@ -1,0 +1,131 @@
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from seq2seq_attn.evaluation.alignment_error_rate import (
+    alignment_error_rate,
+    links_from_attention,
+    parse_naacl,
+    parse_talp,
+    word_ids,
+)
+from seq2seq_attn.evaluation.bleu import corpus_bleu, corpus_chrf
+from seq2seq_attn.evaluation.length_buckets import bleu_by_length, buckets_table
+
+
+def test_aer_of_a_hand_made_gold_set(tmp_path):
+    # Sentence 1: sure {(0,0), (1,2)}, possible also {(2,1)}.
+    # Sentence 2: sure {(0,1)}, possible also {(1,1)}.
+    gold_file = tmp_path / "gold.talp"
+    gold_file.write_text("0-0 1-2 2p1\n0-1 1?1\n")
+    gold = parse_talp(gold_file)
+    assert gold[0].sure == {(0, 0), (1, 2)}
+    assert gold[0].possible == {(0, 0), (1, 2), (2, 1)}
+    predicted = [{(0, 0), (2, 1), (1, 1)}, {(1, 1)}]
+    # |A| = 4, |S| = 3; A & S = {(0,0)}: 1;
+    # A & P = {(0,0), (2,1)} in sentence 1 and {(1,1)} in sentence 2: 3.
+    # AER = 1 - (1 + 3) / (4 + 3) = 3/7.
+    assert alignment_error_rate(predicted, gold) == pytest.approx(3 / 7)
+    perfect = [{(0, 0), (1, 2)}, {(0, 1)}]
+    assert alignment_error_rate(perfect, gold) == 0.0
+
+
+def test_talp_options_and_naacl_format(tmp_path):
+    talp = tmp_path / "g.talp"
+    talp.write_text("1-2 3p1\n")
+    gold = parse_talp(talp, source_first=False, one_based=True)
+    assert gold[0].sure == {(1, 0)} and gold[0].possible == {(1, 0), (0, 2)}
+    naacl = tmp_path / "g.naacl"
+    naacl.write_text("1 1 2 S\n1 3 1 P\n3 2 2\n")
+    gold = parse_naacl(naacl, sentences=3)
+    assert gold[0].sure == {(0, 1)} and gold[0].possible == {(0, 1), (2, 0)}
+    assert gold[1].possible == set()
+    assert gold[2].sure == {(1, 1)}
+    talp.write_text("1-2 x\n")
+    with pytest.raises(ValueError, match="g.talp:1: cannot read link 'x'"):
+        parse_talp(talp)
+
+
+def test_subwords_map_back_to_words():
+    assert word_ids(["the", "house"], "word") == [0, 1]
+    assert word_ids(["play", "##ing", "dogs"], "wordpiece") == [0, 0, 1]
+    assert word_ids(["\u2581play", "ing", "\u2581dogs"], "sentencepiece") == [
+        0,
+        0,
+        1,
+    ]
+    # Target words: "spielende"(pieces 0,1) "hunde"(piece 2);
+    # source words: "playing"(pieces 0,1) "dogs"(piece 2).
+    attention = np.array([[0.3, 0.3, 0.4], [0.4, 0.2, 0.4], [0.1, 0.0, 0.9]])
+    links = links_from_attention(attention, [0, 0, 1], [0, 0, 1])
+    assert links == {(0, 0), (1, 1)}
+
+
+def test_bleu_by_length_buckets():
+    sources = ["a b", "a b c d e f g h i j k l", "x y z"]
+    references = [
+        "das ist ein test",
+        "noch ein langer satz hier",
+        "kurz und gut .",
+    ]
+    hypotheses = ["das ist ein test", "völlig anders", "kurz und gut ."]
+    buckets = bleu_by_length(sources, hypotheses, references, edges=(10,))
+    assert [(b.label, b.sentences) for b in buckets] == [
+        ("1-10", 2),
+        (">10", 1),
+    ]
+    assert buckets[0].bleu == pytest.approx(100.0)
+    assert buckets[1].bleu == pytest.approx(0.0)
+    table = buckets_table({"m": buckets})
+    assert "| 1-10 | 2 | 100.00 |" in table
+
+
+def test_bleu_and_chrf_carry_signatures():
+    score = corpus_bleu(["a b c d"], ["a b c d"], tokenize="none")
+    assert score.value == pytest.approx(100.0) and "tok:none" in score.signature
+    assert "chrF" in str(corpus_chrf(["a b"], ["a c"]))
+    with pytest.raises(ValueError, match="1 hypotheses but 2 references"):
+        corpus_bleu(["a"], ["a", "b"])
+
+
+@pytest.mark.slow
+def test_evaluate_cli(trained_model_dir, tmp_path):
+    sources = ["a man is riding a bike .", "two dogs run on the grass ."]
+    references = [
+        "ein mann fährt fahrrad .",
+        "zwei hunde laufen auf dem gras .",
+    ]
+    (tmp_path / "src").write_text("\n".join(sources) + "\n")
+    (tmp_path / "ref").write_text("\n".join(references) + "\n")
+    (tmp_path / "gold").write_text("0-0 1-1 2-2\n0-0 1-1\n")
+    out = tmp_path / "eval"
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "seq2seq_attn.evaluate",
+            f"--model_dir={trained_model_dir}",
+            f"--src={tmp_path / 'src'}",
+            f"--ref={tmp_path / 'ref'}",
+            "--bleu_tokenize=none",
+            "--beam_size=3",
+            f"--output_dir={out}",
+            f"--gold_alignments={tmp_path / 'gold'}",
+            "--heatmaps=0,1",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "BLEU = " in result.stdout and "tok:none" in result.stdout
+    assert "chrF = " in result.stdout and "AER = " in result.stdout
+    assert (out / "bleu_by_length.png").stat().st_size > 1000
+    assert (out / "attention_0.png").stat().st_size > 1000
+    metrics = json.loads((out / "metrics.json").read_text())
+    assert 0.0 <= metrics["aer"] <= 1.0
+    assert len((out / "hypotheses.txt").read_text().splitlines()) == 2
+
