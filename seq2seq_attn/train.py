@@ -117,5 +117,15 @@ def main(argv):
         )
 
 
+def run_config_from_flagfile(path, *extra_flags):
+    """The `RunConfig` a flagfile describes (flags parsed afresh)."""
+    FLAGS.unparse_flags()
+    FLAGS(["train", f"--flagfile={path}", "--model_dir=unused", *extra_flags])
+    try:
+        return run_config_from_flags()
+    finally:
+        FLAGS.unparse_flags()
+
+
 if __name__ == "__main__":
     app.run(main)

@@ -128,4 +128,3 @@ def test_evaluate_cli(trained_model_dir, tmp_path):
     metrics = json.loads((out / "metrics.json").read_text())
     assert 0.0 <= metrics["aer"] <= 1.0
     assert len((out / "hypotheses.txt").read_text().splitlines()) == 2
-

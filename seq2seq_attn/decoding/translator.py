@@ -97,7 +97,10 @@ class Translator:
             max_length_b=max_length_b,
         )
 
-        @tf.function(input_signature=[tf.TensorSpec([None, None], tf.int32)])
+        @tf.function(
+            input_signature=[tf.TensorSpec([None, None], tf.int32)],
+            autograph=False,
+        )
         def search(source_ids):
             if beam_size == 1 and nbest == 1:
                 result = greedy_search(self.form, source_ids, **options)

@@ -1,0 +1,76 @@
+"""Every flagfile in configs/ parses, names its source and builds its model."""
+
+import pathlib
+
+import keras
+import pytest
+
+from seq2seq_attn.models import build_model
+from seq2seq_attn.train import run_config_from_flagfile
+
+CONFIGS = pathlib.Path(__file__).resolve().parents[1] / "configs"
+FLAGFILES = sorted(CONFIGS.rglob("*.flags"))
+
+
+def test_there_are_flagfiles_for_both_papers():
+    names = {path.relative_to(CONFIGS).as_posix() for path in FLAGFILES}
+    for arch in ("rnnencdec", "rnnsearch"):
+        for length in (30, 50):
+            assert f"bahdanau/{arch}{length}.flags" in names
+    for name in (
+        "base",
+        "global_location",
+        "global_dot",
+        "global_general",
+        "global_concat",
+        "local_m_general",
+        "local_p_general",
+    ):
+        assert f"luong/{name}.flags" in names
+        if name != "base":
+            assert f"luong/{name}_feed.flags" in names
+    assert "quickstart.flags" in names
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "path", FLAGFILES, ids=lambda p: p.relative_to(CONFIGS).as_posix()
+)
+def test_flagfile_parses_names_its_source_and_builds(path):
+    text = path.read_text()
+    assert "Sec." in text or "App." in text, f"{path} names no paper section"
+    run = run_config_from_flagfile(path)
+    count = build_model(run.model).count_params()
+    print(f"{path.relative_to(CONFIGS)}: {count:,} parameters")
+    assert count > 0
+    keras.backend.clear_session()
+
+
+def test_bahdanau_recipe_values():
+    run = run_config_from_flagfile(CONFIGS / "bahdanau" / "rnnsearch50.flags")
+    assert (run.train.optimizer, run.train.rho, run.train.epsilon) == (
+        "adadelta",
+        0.95,
+        1e-6,
+    )
+    assert run.train.clip_norm == 1.0
+    assert (run.data.batch_size, run.data.sort_window) == (80, 20)
+    assert run.data.max_source_length == 50
+    assert (run.model.embedding_dim, run.model.hidden_units) == (620, 1000)
+    assert (run.model.maxout_units, run.model.attention_units) == (500, 1000)
+    assert run.data.source_vocab_size == run.data.target_vocab_size == 30000
+
+
+def test_luong_recipe_values():
+    run = run_config_from_flagfile(
+        CONFIGS / "luong" / "local_p_general_feed.flags"
+    )
+    assert (run.model.num_layers, run.model.hidden_units) == (4, 1000)
+    assert (run.train.optimizer, run.train.learning_rate) == ("sgd", 1.0)
+    assert (run.train.epochs, run.train.halve_after_epochs) == (12, 8)
+    assert run.model.dropout == 0.2 and run.model.reverse_source
+    assert run.model.window == 10 and run.train.clip_norm == 5.0
+    assert run.data.batch_size == 128 and run.data.max_source_length == 50
+    base = run_config_from_flagfile(CONFIGS / "luong" / "base.flags")
+    assert (base.train.epochs, base.train.halve_after_epochs) == (10, 5)
+    assert base.data.source_vocab_size == 50000
