@@ -1,7 +1,8 @@
 """Named corpora: where they come from, and a checked, atomic download.
 
 Files are fetched once into a cache (`$SEQ2SEQ_ATTN_DATA_DIR`, else
-`~/.cache/seq2seq_attn`), checked against the sha256 listed here and only then
+`~/.cache/seq2seq_attn`; a gzipped copy of a plain file is used as it is),
+checked against the sha256 listed here and only then
 moved into place, so a failed or corrupted download leaves nothing behind. A
 local directory laid out like the cache (or with `.gz` copies of the plain
 files) works offline. `$SEQ2SEQ_ATTN_MIRROR` (or `mirror=`) replaces the
@@ -196,6 +197,10 @@ def fetch(path, data_dir=None, mirror=None):
             f"{path}.gz)"
         )
     destination = cache_dir() / path
-    if destination.is_file():
-        return destination
+    for candidate in (
+        destination,
+        destination.with_name(destination.name + ".gz"),
+    ):
+        if candidate.is_file():
+            return candidate
     return download(REGISTRY[path], destination, mirror=mirror)

@@ -1,0 +1,68 @@
+"""Greedy and beam-5 decoding speed of a trained model on Multi30k test2016.
+
+    python benchmarks/decoding_speed.py --model_dir=runs/m30k_rnnsearch \
+        [--data_dir=../shared/data] [--batch_size=64]
+
+Prints sentences/s for greedy search and beam search (K = 5) over the 1,000
+test sentences, each after one warm-up pass (tracing), and the BLEU of both
+(`sacrebleu --tokenize none` on the tokenised text).
+"""
+
+import argparse
+import json
+import os
+import pathlib
+import time
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+
+DEFAULT_DATA = pathlib.Path(__file__).resolve().parents[2] / "shared" / "data"
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--model_dir", required=True)
+    parser.add_argument("--data_dir", default=str(DEFAULT_DATA))
+    parser.add_argument("--batch_size", type=int, default=64)
+    args = parser.parse_args()
+
+    from seq2seq_attn.data import load_corpus
+    from seq2seq_attn.decoding.translator import load_translator
+    from seq2seq_attn.evaluation.bleu import corpus_bleu
+    from seq2seq_attn.model_dir import ModelDir
+
+    run_data = __import__("json").loads(
+        ModelDir(args.model_dir).config.read_text()
+    )
+    data = run_data["data"]
+    test = load_corpus(
+        "multi30k",
+        "test2016",
+        data["source"],
+        data["target"],
+        variant=data["variant"],
+        data_dir=args.data_dir,
+    )
+    print(
+        f"{args.model_dir}: {len(test)} test2016 sentences, "
+        f"batch {args.batch_size}"
+    )
+    for name, beam in (("greedy", 1), ("beam 5", 5)):
+        translator = load_translator(
+            [args.model_dir], beam_size=beam, batch_size=args.batch_size
+        )
+        translator.translate(test.sources[: args.batch_size])  # trace
+        started = time.perf_counter()
+        results = translator.translate(test.sources)
+        elapsed = time.perf_counter() - started
+        bleu = corpus_bleu(
+            [r.text for r in results], test.targets, data["bleu_tokenize"]
+        )
+        print(
+            f"{name}: {len(test) / elapsed:.1f} sentences/s ({elapsed:.1f} s), "
+            f"BLEU {bleu.value:.2f} ({bleu.signature})"
+        )
+
+
+if __name__ == "__main__":
+    main()
