@@ -9,7 +9,6 @@ test sentences, each after one warm-up pass (tracing), and the BLEU of both
 """
 
 import argparse
-import json
 import os
 import pathlib
 import time
