@@ -26,6 +26,7 @@ setup(
     license="Apache-2.0",
     python_requires=">=3.10",
     packages=find_packages(include=["seq2seq_attn", "seq2seq_attn.*"]),
+    package_data={"seq2seq_attn.export": ["allowed_ops.txt"]},
     install_requires=[
         "tensorflow>=2.16,<2.21",
         # tensorflow-text pins the TensorFlow minor version it was built for.

@@ -1,0 +1,186 @@
+"""A SavedModel that translates raw text, for stock TF Serving.
+
+Tokenization, beam search and detokenization all run inside the graph, with
+core TensorFlow ops and tensorflow-text ops only (no `py_function`, no custom
+op), and the vocabularies travel in the SavedModel's assets. Signatures:
+
+- `serving_default`: `text` string [B] -> `translation` string [B],
+  `score` float32 [B];
+- `translate_nbest`: `text` -> `translations` string [B, N], `scores` [B, N];
+- `align`: `text`, `target` string [B] -> `source_tokens` string [B, Tx],
+  `target_tokens` string [B, Ty] (padded with ""), `alignment` float32
+  [B, Ty, Tx], by forced decoding of `target`.
+
+Every row gets a defined output: invalid UTF-8 is replaced by U+FFFD, input
+is cut to `max_input_tokens` tokens, and an input with no token (empty or
+whitespace only) translates to "" with score 0.
+"""
+
+import pathlib
+
+import keras
+import tensorflow as tf
+
+from seq2seq_attn.data.special_tokens import BOS_ID, EOS_ID
+from seq2seq_attn.decoding.beam_search import beam_search
+from seq2seq_attn.decoding.greedy_search import greedy_search
+from seq2seq_attn.decoding.scoring import Scoring
+from seq2seq_attn.models.builder import alignment_model
+from seq2seq_attn.models.inference import InferenceForm
+
+TEXT = tf.TensorSpec([None], tf.string, name="text")
+TARGET = tf.TensorSpec([None], tf.string, name="target")
+
+
+def clean_text(text):
+    """Valid UTF-8: invalid bytes become U+FFFD."""
+    return tf.strings.unicode_transcode(
+        text, "UTF-8", "UTF-8", errors="replace", replacement_char=0xFFFD
+    )
+
+
+class TranslationModule:
+    """What is exported: model, tokenizers and the signature functions.
+
+    `export` writes it through `keras.export.ExportArchive`, which tracks the
+    model's variables and the tokenizers' tables and assets in a form that a
+    TF1 session loader (TF Serving, `saved_model_cli run`) restores; a
+    `tf.Module` holding the Keras model directly does not.
+
+    Args:
+        model: a trained model from `build_model`.
+        source_tokenizer, target_tokenizer: its tokenizers.
+        beam_size, scoring, nbest, max_length_a, max_length_b: the search.
+        max_input_tokens: longer inputs are cut to this many tokens.
+    """
+
+    def __init__(
+        self,
+        model,
+        source_tokenizer,
+        target_tokenizer,
+        beam_size=5,
+        scoring=None,
+        nbest=5,
+        max_length_a=1.5,
+        max_length_b=5,
+        max_input_tokens=100,
+    ):
+        if not 1 <= nbest <= beam_size:
+            raise ValueError(f"nbest must be in [1, beam_size], got {nbest}")
+        self.model = model
+        self._form = InferenceForm(model)
+        self._aligner = alignment_model(model)
+        self.source_tokenizer = source_tokenizer
+        self.target_tokenizer = target_tokenizer
+        self._search_options = dict(
+            scoring=scoring or Scoring(),
+            max_length_a=max_length_a,
+            max_length_b=max_length_b,
+        )
+        self.beam_size = beam_size
+        self.nbest = nbest
+        self.max_input_tokens = max_input_tokens
+
+    def _source_ids(self, text):
+        ids = self.source_tokenizer.tokenize(clean_text(text))
+        ids = ids[:, : self.max_input_tokens]
+        return tf.cast(ids.to_tensor(default_value=0), tf.int32)
+
+    def _search(self, text, nbest):
+        source = self._source_ids(text)
+        batch = tf.shape(source)[0]
+        # A batch whose rows are all empty still gets one (padding) column.
+        source = tf.pad(
+            source, [[0, 0], [0, tf.maximum(1 - tf.shape(source)[1], 0)]]
+        )
+        if self.beam_size == 1:
+            result = greedy_search(self._form, source, **self._search_options)
+        else:
+            result = beam_search(
+                self._form,
+                source,
+                beam_size=self.beam_size,
+                nbest=nbest,
+                **self._search_options,
+            )
+        tokens = result.tokens[:, :nbest]
+        flat = tf.reshape(tokens, [-1, tf.shape(tokens)[-1]])
+        texts = tf.reshape(
+            self.target_tokenizer.detokenize(flat), [batch, nbest]
+        )
+        empty = tf.reduce_all(tf.equal(source, 0), axis=1)[:, None]
+        texts = tf.where(empty, "", texts)
+        scores = tf.where(empty, 0.0, result.scores[:, :nbest])
+        return texts, scores
+
+    def serve(self, text):
+        texts, scores = self._search(text, 1)
+        return {"translation": texts[:, 0], "score": scores[:, 0]}
+
+    def translate_nbest(self, text):
+        texts, scores = self._search(text, self.nbest)
+        return {"translations": texts, "scores": scores}
+
+    def align(self, text, target):
+        text, target = clean_text(text), clean_text(target)
+        source = self._source_ids(text)
+        target_ids = tf.cast(self.target_tokenizer.tokenize(target), tf.int32)
+        target_ids = target_ids[:, : 2 * self.max_input_tokens]
+        batch = tf.shape(source)[0]
+        bos = tf.fill([batch, 1], BOS_ID)
+        target_in = tf.concat(
+            [bos, target_ids.to_tensor(default_value=0)], axis=1
+        )
+        source = tf.pad(
+            source, [[0, 0], [0, tf.maximum(1 - tf.shape(source)[1], 0)]]
+        )
+        _, attention = self._aligner([source, target_in])
+        source_tokens = self.source_tokenizer.id_to_token(source)
+        source_tokens = tf.where(source == 0, "", source_tokens)
+        target_padded = tf.concat(
+            [
+                target_ids.to_tensor(default_value=0),
+                tf.zeros([batch, 1], tf.int32),
+            ],
+            axis=1,
+        )
+        lengths = tf.cast(target_ids.row_lengths(), tf.int32)
+        eos = tf.one_hot(lengths, tf.shape(target_padded)[1], dtype=tf.int32)
+        target_padded = target_padded + eos * EOS_ID
+        target_tokens = self.target_tokenizer.id_to_token(target_padded)
+        target_tokens = tf.where(target_padded == 0, "", target_tokens)
+        mask = tf.cast(target_padded != 0, attention.dtype)[:, :, None]
+        return {
+            "source_tokens": source_tokens,
+            "target_tokens": target_tokens,
+            "alignment": tf.cast(attention, tf.float32) * mask,
+        }
+
+
+def next_version(export_dir):
+    """1 + the largest integer folder name in `export_dir` (1 if none)."""
+    export_dir = pathlib.Path(export_dir)
+    versions = [
+        int(path.name)
+        for path in export_dir.glob("*")
+        if path.is_dir() and path.name.isdigit()
+    ]
+    return max(versions, default=0) + 1
+
+
+def export(module, export_dir, version=None):
+    """Writes `module` to `export_dir/<version>/` and returns that path."""
+    version = version or next_version(export_dir)
+    path = pathlib.Path(export_dir) / str(version)
+    if path.exists():
+        raise FileExistsError(f"{path} exists; choose another --version")
+    archive = keras.export.ExportArchive()
+    archive.track(module.model)
+    archive.track(module.source_tokenizer)
+    archive.track(module.target_tokenizer)
+    archive.add_endpoint("serving_default", module.serve, [TEXT])
+    archive.add_endpoint("translate_nbest", module.translate_nbest, [TEXT])
+    archive.add_endpoint("align", module.align, [TEXT, TARGET])
+    archive.write_out(str(path), verbose=False)
+    return path

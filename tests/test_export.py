@@ -1,0 +1,240 @@
+"""The SavedModel export, loaded as TF Serving would load it: in a fresh
+process that imports only tensorflow and tensorflow_text."""
+
+import gzip
+import json
+import pathlib
+import subprocess
+import sys
+import textwrap
+
+import keras
+import pytest
+from conftest import SHARED_DATA
+
+from seq2seq_attn.data import build_tokenizer, load_corpus
+from seq2seq_attn.export import TranslationModule, export, next_version
+from seq2seq_attn.export.ops import disallowed_ops, saved_model_ops
+from seq2seq_attn.models import ModelConfig, build_model
+
+BIN = pathlib.Path(sys.executable).parent
+
+
+@pytest.fixture(scope="module")
+def exported(trained_model_dir, tmp_path_factory):
+    export_dir = tmp_path_factory.mktemp("exports")
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "seq2seq_attn.export",
+            f"--model_dir={trained_model_dir}",
+            f"--export_dir={export_dir}",
+            "--beam_size=3",
+            "--nbest=3",
+            "--max_input_tokens=60",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert (export_dir / "1" / "saved_model.pb").is_file()
+    return export_dir / "1"
+
+
+def _fresh_process(code, *args, timeout=600):
+    """Runs `code` in a new interpreter that imports only TF and TF Text;
+    `args` are its `sys.argv[1:]`; returns the JSON of its last line."""
+    prelude = textwrap.dedent(
+        """
+        import json, sys
+        import tensorflow as tf
+        import tensorflow_text  # noqa: F401  (registers the TF Text ops)
+        """
+    )
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            prelude + textwrap.dedent(code),
+            *map(str, args),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "seq2seq_attn" not in result.stdout
+    return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+def test_fresh_process_matches_the_translate_cli(
+    exported, trained_model_dir, tmp_path
+):
+    val = SHARED_DATA / "multi30k" / "tok" / "val.lc.norm.tok.en.gz"
+    with gzip.open(val, "rt") as stream:
+        sentences = [next(stream).rstrip("\n") for _ in range(200)]
+    source = tmp_path / "val200.en"
+    source.write_text("\n".join(sentences) + "\n")
+    cli = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "seq2seq_attn.translate",
+            f"--model_dir={trained_model_dir}",
+            f"--input={source}",
+            "--beam_size=3",
+            "--max_input_tokens=60",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert cli.returncode == 0, cli.stderr[-3000:]
+    expected = cli.stdout.split("\n")[:-1]
+    got = _fresh_process(
+        """
+        loaded = tf.saved_model.load(sys.argv[1])
+        lines = open(sys.argv[2], encoding="utf-8").read().split("\\n")[:-1]
+        out = loaded.signatures["serving_default"](text=tf.constant(lines))
+        texts = [t.decode("utf-8") for t in out["translation"].numpy()]
+        ours = sorted(m for m in sys.modules if m.startswith("seq2seq"))
+        print(json.dumps({"modules": ours, "translations": texts}))
+        """,
+        exported,
+        source,
+    )
+    assert got["modules"] == []
+    assert len(got["translations"]) == 200
+    assert got["translations"] == expected
+
+
+BAD_INPUT = """
+loaded = tf.saved_model.load(sys.argv[1])
+serve = loaded.signatures["serving_default"]
+rows = [b"", b"   ", b" ".join([b"dog"] * 5000), b"bad \\xff\\xfe bytes .",
+        "ein \u2603 \u65e5\u672c zebraxyl".encode(), b"a man ."]
+out = serve(text=tf.constant(rows))
+empty = serve(text=tf.constant([], tf.string))
+big = serve(text=tf.constant([b"a dog runs ."] * 512))
+nbest = loaded.signatures["translate_nbest"](
+    text=tf.constant(rows[:2] + rows[-1:]))
+print(json.dumps({
+    "translations": [t.decode("utf-8") for t in out["translation"].numpy()],
+    "scores": out["score"].numpy().tolist(),
+    "empty": [list(v.shape) for v in empty.values()],
+    "big": big["translation"].shape.as_list(),
+    "big_same": len(set(big["translation"].numpy().tolist())),
+    "nbest": nbest["translations"].shape.as_list(),
+    "nbest_scores": nbest["scores"].numpy().tolist(),
+}))
+"""
+
+
+def test_bad_input_gets_a_defined_output_for_every_row(exported):
+    got = _fresh_process(BAD_INPUT, exported)
+    translations, scores = got["translations"], got["scores"]
+    assert translations[0] == translations[1] == "" and scores[:2] == [0.0, 0.0]
+    assert all(t for t in translations[2:]), translations
+    assert all(s == s and s <= 0 for s in scores)  # finite, no NaN
+    # The 5,000-word input is cut to --max_input_tokens=60, so its output is
+    # at most ceil(1.5 * 60 + 5) tokens long.
+    assert len(translations[2].split()) <= 95
+    assert got["empty"] == [[0], [0]]
+    assert got["big"] == [512] and got["big_same"] == 1
+    assert got["nbest"] == [3, 3]
+    assert got["nbest_scores"][0] == [0.0, 0.0, 0.0]
+
+
+ALIGN = """
+loaded = tf.saved_model.load(sys.argv[1])
+out = loaded.signatures["align"](
+    text=tf.constant(["a man rides a horse .", ""]),
+    target=tf.constant(["ein mann reitet .", "hallo"]))
+result = {"alignment": out["alignment"].numpy().tolist()}
+for key in ("source_tokens", "target_tokens"):
+    result[key] = [[t.decode() for t in row] for row in out[key].numpy()]
+print(json.dumps(result))
+"""
+
+
+def test_align_signature(exported):
+    got = _fresh_process(ALIGN, exported)
+    assert got["source_tokens"][0] == ["a", "man", "rides", "a", "horse", "."]
+    assert got["target_tokens"][0] == ["ein", "mann", "reitet", ".", "</s>"]
+    rows = got["alignment"][0]
+    assert len(rows) == 5 and all(abs(sum(row) - 1.0) < 1e-4 for row in rows)
+    assert not any(any(row) for row in got["alignment"][1])
+
+
+def test_saved_model_cli_show_and_run(exported):
+    show = subprocess.run(
+        [str(BIN / "saved_model_cli"), "show", "--all", "--dir", str(exported)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert show.returncode == 0, show.stderr[-2000:]
+    for name in ("serving_default", "translate_nbest", "align", "translation"):
+        assert name in show.stdout
+    # `run` executes the graph, so the TF Text ops must be registered first:
+    # the same CLI, started after `import tensorflow_text` (TF Serving links
+    # those ops in instead).
+    cli_with_tf_text = (
+        "import sys, tensorflow_text;"
+        "from tensorflow.python.tools.saved_model_cli import main;"
+        "sys.argv[0] = 'saved_model_cli'; sys.exit(main())"
+    )
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            cli_with_tf_text,
+            "run",
+            "--dir",
+            str(exported),
+            "--tag_set",
+            "serve",
+            "--signature_def",
+            "serving_default",
+            "--input_exprs",
+            "text=['a dog runs .', '']",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert "translation" in run.stdout and "score" in run.stdout
+
+
+def test_every_op_is_allowed(exported):
+    assert disallowed_ops(exported) == []
+    assert "TFText>WhitespaceTokenizeWithOffsetsV2" in saved_model_ops(exported)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("kind", ["wordpiece", "sentencepiece"])
+def test_subword_exports_use_allowed_ops_only(kind, tmp_path):
+    corpus = load_corpus("multi30k", "val", "en", "de", data_dir=SHARED_DATA)
+    source = build_tokenizer(kind, corpus.sources, tmp_path / "s", 600)
+    target = build_tokenizer(kind, corpus.targets, tmp_path / "t", 600)
+    model = build_model(
+        ModelConfig(
+            architecture="luong",
+            num_layers=2,
+            attention_mode="local-p",
+            source_vocab_size=source.vocab_size,
+            target_vocab_size=target.vocab_size,
+            embedding_dim=8,
+            hidden_units=8,
+        )
+    )
+    path = export(
+        TranslationModule(model, source, target, beam_size=2, nbest=2),
+        tmp_path / "export",
+    )
+    assert path.name == "1" and next_version(tmp_path / "export") == 2
+    assert disallowed_ops(path) == []
+    keras.backend.clear_session()
