@@ -40,19 +40,10 @@ flags.DEFINE_string("output_dir", None, "Where to write source/ and target/.")
 flags.mark_flag_as_required("output_dir")
 
 
-def unk_rate(tokenizer, texts):
-    """Share of tokens that are <unk> when `tokenizer` reads `texts`."""
-    from seq2seq_attn.data.batching import tokenize_in_chunks
-    from seq2seq_attn.data.special_tokens import UNK_ID
-
-    ids = tokenize_in_chunks(tokenizer, list(texts)).flat_values.numpy()
-    return float((ids == UNK_ID).mean()) if ids.size else 0.0
-
-
 def main(argv):
     del argv
     from seq2seq_attn.data.corpora import open_corpus
-    from seq2seq_attn.data.tokenizers import build_tokenizer
+    from seq2seq_attn.data.tokenizers import build_tokenizer, unk_rate
 
     options = dict(
         corpus=FLAGS.corpus,

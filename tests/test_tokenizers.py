@@ -7,7 +7,6 @@ import pytest
 import tensorflow as tf
 from conftest import SHARED_DATA
 
-from seq2seq_attn.build_vocab import unk_rate
 from seq2seq_attn.data import (
     BOS_ID,
     EOS_ID,
@@ -18,6 +17,7 @@ from seq2seq_attn.data import (
     load_corpus,
     load_tokenizer,
 )
+from seq2seq_attn.data.tokenizers import unk_rate
 
 
 @pytest.fixture(scope="module")

@@ -247,3 +247,26 @@ def test_non_finite_loss_stops_with_the_step_and_saves_nothing(
     checkpoints = list((model_dir / "checkpoints").glob("ckpt-*.index"))
     step = int(result.stderr.split("at step ")[1].split()[0])
     assert all(int(path.stem.split("-")[1]) < step for path in checkpoints)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("policy", ["mixed_bfloat16", "mixed_float16"])
+def test_mixed_precision_trains_with_float32_logits(
+    policy, text_files, tmp_path
+):
+    model_dir = tmp_path / policy
+    _run(
+        _command(
+            model_dir,
+            *text_files,
+            f"--mixed_precision={policy}",
+            "--max_steps=4",
+            "--epochs=1",
+            "--optimizer=adam",
+            "--learning_rate=0.001",
+            "--schedule=constant",
+        )
+    )
+    losses = _losses(model_dir)
+    assert sorted(losses) == [1, 2, 3, 4]
+    assert all(np.isfinite(list(losses.values())))

@@ -432,3 +432,11 @@ def build_tokenizer(
             texts, directory, vocab_size=vocab_size, seed=seed
         )
     raise ValueError(f"tokenizer kind must be one of {KINDS}, got {kind!r}")
+
+
+def unk_rate(tokenizer, texts):
+    """Share of tokens that are <unk> when `tokenizer` reads `texts`."""
+    from seq2seq_attn.data.batching import tokenize_in_chunks
+
+    ids = tokenize_in_chunks(tokenizer, list(texts)).flat_values.numpy()
+    return float((ids == UNK_ID).mean()) if ids.size else 0.0

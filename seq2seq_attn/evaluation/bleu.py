@@ -26,7 +26,8 @@ def corpus_bleu(hypotheses, references, tokenize="13a"):
             for text that is already tokenised (the Multi30k convention).
     """
     _check_lengths(hypotheses, references)
-    metric = sacrebleu.metrics.BLEU(tokenize=tokenize)
+    # force: tokenised references are the point of tokenize="none".
+    metric = sacrebleu.metrics.BLEU(tokenize=tokenize, force=tokenize == "none")
     result = metric.corpus_score(list(hypotheses), [list(references)])
     return Score("BLEU", result.score, str(metric.get_signature()))
 

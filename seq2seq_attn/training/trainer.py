@@ -270,16 +270,22 @@ class Trainer:
                 objective = optimizer.scale_loss(loss) if scaled else loss
             variables = model.trainable_variables
             gradients = tape.gradient(objective, variables)
+            norm = tf.linalg.global_norm(gradients)
+            if scaled:
+                norm /= tf.cast(optimizer.dynamic_scale, norm.dtype)
             optimizer.apply_gradients(zip(gradients, variables, strict=True))
-            return loss_sum, tokens
+            return loss_sum, tokens, norm
 
         def train_step(iterator):
             batch = next(iterator)
-            loss_sum, tokens = strategy.run(replica_step, args=(batch,))
+            loss_sum, tokens, norm = strategy.run(replica_step, args=(batch,))
             loss_sum = strategy.reduce("sum", loss_sum, axis=None)
             tokens = strategy.reduce("sum", tokens, axis=None)
+            # Before clipping; with several replicas, the mean of the norms of
+            # each replica's share of the gradient.
+            norm = strategy.reduce("mean", norm, axis=None)
             self.step.assign_add(1)
-            return loss_sum / tf.maximum(tokens, 1.0), tokens
+            return loss_sum / tf.maximum(tokens, 1.0), tokens, norm
 
         return tf.function(train_step, jit_compile=train.jit_compile or None)
 
@@ -328,7 +334,7 @@ class Trainer:
             self.log(f"epoch {epoch + 1}/{train.epochs}")
             window_tokens, window_start = 0.0, time.perf_counter()
             while in_epoch < steps_this_epoch:
-                loss, tokens = self._train_step(self.iterator)
+                loss, tokens, norm = self._train_step(self.iterator)
                 loss = float(loss.numpy())
                 step = int(self.step.numpy())
                 in_epoch += 1
@@ -363,6 +369,7 @@ class Trainer:
                         tf.summary.scalar("loss", loss)
                         tf.summary.scalar("perplexity", math.exp(min(loss, 50)))
                         tf.summary.scalar("learning_rate", self.learning_rate())
+                        tf.summary.scalar("gradient_norm", float(norm.numpy()))
                         tf.summary.scalar("target_tokens_per_second", speed)
                     window_tokens, window_start = 0.0, time.perf_counter()
                 if (
