@@ -11,8 +11,15 @@ VERSION = re.search(
     (HERE / "seq2seq_attn" / "__init__.py").read_text(),
 ).group(1)
 
-TEST = ["pytest>=8", "jax[cpu]>=0.4.30", "ruff>=0.6"]
-DEV = TEST + ["jupyter", "nbclient>=0.10"]
+TEST = [
+    "pytest>=8",
+    "jax[cpu]>=0.4.30",
+    "ruff>=0.6",
+    "nbclient>=0.10",
+    "nbformat>=5.9",
+    "ipykernel>=6.29",
+]
+DEV = TEST + ["jupyter"]
 
 setup(
     name="seq2seq_attn",
