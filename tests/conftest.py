@@ -39,24 +39,40 @@ def padded_batch(rng, lengths, vocab_size, extra_padding=0):
     return ids
 
 
+def multi30k_slice(directory, train, val):
+    """The first lines of Multi30k train and val (tok/, en and de) as plain
+    files in `directory`: {(split, language): path}."""
+    import gzip
+
+    files = {}
+    for split, count in (("train", train), ("val", val)):
+        for language in ("en", "de"):
+            name = f"{split}.lc.norm.tok.{language}.gz"
+            with gzip.open(SHARED_DATA / "multi30k" / "tok" / name, "rt") as f:
+                lines = [next(f) for _ in range(count)]
+            files[split, language] = directory / f"{split}.{language}"
+            files[split, language].write_text("".join(lines))
+    return files
+
+
+def multi30k_file_flags(files):
+    """Train CLI flags that read the files of `multi30k_slice`."""
+    return [
+        f"--train_source_file={files['train', 'en']}",
+        f"--train_target_file={files['train', 'de']}",
+        f"--valid_source_file={files['val', 'en']}",
+        f"--valid_target_file={files['val', 'de']}",
+    ]
+
+
 @pytest.fixture(scope="session")
 def trained_model_dir(tmp_path_factory):
     """A tiny RNNsearch trained by the train CLI on 600 Multi30k pairs."""
-    import gzip
     import subprocess
     import sys
 
     directory = tmp_path_factory.mktemp("trained")
-    files = {}
-    for split, count in (("train", 600), ("val", 30)):
-        for language in ("en", "de"):
-            name = f"{split}.lc.norm.tok.{language}.gz"
-            with gzip.open(
-                SHARED_DATA / "multi30k" / "tok" / name, "rt"
-            ) as stream:
-                lines = [next(stream) for _ in range(count)]
-            files[split, language] = directory / f"{split}.{language}"
-            files[split, language].write_text("".join(lines))
+    files = multi30k_slice(directory, train=600, val=30)
     model_dir = directory / "model"
     command = [
         sys.executable,
@@ -70,10 +86,7 @@ def trained_model_dir(tmp_path_factory):
         "--maxout_units=32",
         "--initializer=glorot",
         "--corpus=",
-        f"--train_source_file={files['train', 'en']}",
-        f"--train_target_file={files['train', 'de']}",
-        f"--valid_source_file={files['val', 'en']}",
-        f"--valid_target_file={files['val', 'de']}",
+        *multi30k_file_flags(files),
         "--source_vocab_size=400",
         "--target_vocab_size=400",
         "--batch_size=32",

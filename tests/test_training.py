@@ -1,6 +1,5 @@
 """The train CLI for real: subprocesses, kill -9, strategies, flagfiles."""
 
-import gzip
 import json
 import os
 import pathlib
@@ -12,7 +11,7 @@ import time
 
 import numpy as np
 import pytest
-from conftest import SHARED_DATA
+from conftest import multi30k_file_flags, multi30k_slice
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 TINY_FLAGS = [
@@ -43,23 +42,7 @@ TINY_FLAGS = [
 @pytest.fixture(scope="module")
 def text_files(tmp_path_factory):
     directory = tmp_path_factory.mktemp("text")
-    paths = {}
-    for split, count in (("train", 400), ("val", 40)):
-        for language in ("en", "de"):
-            name = f"{split}.lc.norm.tok.{language}.gz"
-            with gzip.open(
-                SHARED_DATA / "multi30k" / "tok" / name, "rt"
-            ) as stream:
-                lines = [next(stream) for _ in range(count)]
-            path = directory / f"{split}.{language}"
-            path.write_text("".join(lines))
-            paths[f"{split}_{language}"] = path
-    return [
-        f"--train_source_file={paths['train_en']}",
-        f"--train_target_file={paths['train_de']}",
-        f"--valid_source_file={paths['val_en']}",
-        f"--valid_target_file={paths['val_de']}",
-    ]
+    return multi30k_file_flags(multi30k_slice(directory, train=400, val=40))
 
 
 def _command(model_dir, *extra):

@@ -4,7 +4,7 @@ import keras
 from keras import ops
 
 from seq2seq_attn.layers.masking import masked_softmax
-from seq2seq_attn.serialization import register
+from seq2seq_attn.serialization import initializer_config, register
 
 
 @register
@@ -123,14 +123,11 @@ class BahdanauAttention(keras.layers.Layer):
             {
                 "units": self.units,
                 "use_bias": self.use_bias,
-                "kernel_initializer": keras.initializers.serialize(
-                    self.kernel_initializer
-                ),
-                "score_initializer": keras.initializers.serialize(
-                    self.score_initializer
-                ),
-                "bias_initializer": keras.initializers.serialize(
-                    self.bias_initializer
+                **initializer_config(
+                    self,
+                    "kernel_initializer",
+                    "score_initializer",
+                    "bias_initializer",
                 ),
             }
         )

@@ -9,7 +9,7 @@ from keras import ops
 
 from seq2seq_attn.layers.recurrence import scan_over_time
 from seq2seq_attn.layers.recurrence import swap_batch_and_time as time_major
-from seq2seq_attn.serialization import register
+from seq2seq_attn.serialization import initializer_config, register
 
 
 def gru_step(projected_input, previous, recurrent_kernel):
@@ -146,14 +146,11 @@ class GRU(keras.layers.Layer):
             {
                 "units": self.units,
                 "go_backwards": self.go_backwards,
-                "kernel_initializer": keras.initializers.serialize(
-                    self.kernel_initializer
-                ),
-                "recurrent_initializer": keras.initializers.serialize(
-                    self.recurrent_initializer
-                ),
-                "bias_initializer": keras.initializers.serialize(
-                    self.bias_initializer
+                **initializer_config(
+                    self,
+                    "kernel_initializer",
+                    "recurrent_initializer",
+                    "bias_initializer",
                 ),
             }
         )
@@ -239,14 +236,11 @@ class BidirectionalGRU(keras.layers.Layer):
         config.update(
             {
                 "units": self.units,
-                "kernel_initializer": keras.initializers.serialize(
-                    self.kernel_initializer
-                ),
-                "recurrent_initializer": keras.initializers.serialize(
-                    self.recurrent_initializer
-                ),
-                "bias_initializer": keras.initializers.serialize(
-                    self.bias_initializer
+                **initializer_config(
+                    self,
+                    "kernel_initializer",
+                    "recurrent_initializer",
+                    "bias_initializer",
                 ),
             }
         )

@@ -7,7 +7,7 @@ from seq2seq_attn.layers.bahdanau_attention import BahdanauAttention
 from seq2seq_attn.layers.gru import gru_step
 from seq2seq_attn.layers.recurrence import scan_over_time
 from seq2seq_attn.layers.recurrence import swap_batch_and_time as time_major
-from seq2seq_attn.serialization import register
+from seq2seq_attn.serialization import initializer_config, register
 
 
 @register
@@ -208,20 +208,13 @@ class GRUDecoder(keras.layers.Layer):
             {
                 "units": self.units,
                 "attention_units": self.attention_units,
-                "kernel_initializer": keras.initializers.serialize(
-                    self.kernel_initializer
-                ),
-                "recurrent_initializer": keras.initializers.serialize(
-                    self.recurrent_initializer
-                ),
-                "bias_initializer": keras.initializers.serialize(
-                    self.bias_initializer
-                ),
-                "attention_initializer": keras.initializers.serialize(
-                    self.attention_initializer
-                ),
-                "score_initializer": keras.initializers.serialize(
-                    self.score_initializer
+                **initializer_config(
+                    self,
+                    "kernel_initializer",
+                    "recurrent_initializer",
+                    "bias_initializer",
+                    "attention_initializer",
+                    "score_initializer",
                 ),
             }
         )

@@ -11,7 +11,7 @@ from keras import ops
 
 from seq2seq_attn.layers.recurrence import scan_over_time
 from seq2seq_attn.layers.recurrence import swap_batch_and_time as time_major
-from seq2seq_attn.serialization import register
+from seq2seq_attn.serialization import initializer_config, register
 
 
 def lstm_step(projected_input, state, recurrent_kernel):
@@ -225,14 +225,11 @@ class StackedLSTM(keras.layers.Layer):
                 "units": self.units,
                 "num_layers": self.num_layers,
                 "dropout": self.dropout,
-                "kernel_initializer": keras.initializers.serialize(
-                    self.kernel_initializer
-                ),
-                "recurrent_initializer": keras.initializers.serialize(
-                    self.recurrent_initializer
-                ),
-                "bias_initializer": keras.initializers.serialize(
-                    self.bias_initializer
+                **initializer_config(
+                    self,
+                    "kernel_initializer",
+                    "recurrent_initializer",
+                    "bias_initializer",
                 ),
             }
         )

@@ -4,7 +4,7 @@ import keras
 from keras import ops
 
 from seq2seq_attn.layers.masking import masked_softmax, sequence_lengths
-from seq2seq_attn.serialization import register
+from seq2seq_attn.serialization import initializer_config, register
 
 SCORES = ("dot", "general", "concat", "location")
 MODES = ("global", "local-m", "local-p")
@@ -204,8 +204,9 @@ class LuongAttention(keras.layers.Layer):
                 "window": self.window,
                 "units": self.units,
                 "max_source_length": self.max_source_length,
-                "kernel_initializer": keras.initializers.serialize(
-                    self.kernel_initializer
+                **initializer_config(
+                    self,
+                    "kernel_initializer",
                 ),
             }
         )

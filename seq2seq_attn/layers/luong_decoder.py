@@ -7,7 +7,7 @@ from seq2seq_attn.layers.lstm import StackedLSTM
 from seq2seq_attn.layers.luong_attention import LuongAttention
 from seq2seq_attn.layers.recurrence import scan_over_time
 from seq2seq_attn.layers.recurrence import swap_batch_and_time as time_major
-from seq2seq_attn.serialization import register
+from seq2seq_attn.serialization import initializer_config, register
 
 
 @register
@@ -281,14 +281,11 @@ class LuongDecoder(keras.layers.Layer):
                 "dropout": self.dropout,
                 "attention_units": self.attention_units,
                 "max_source_length": self.max_source_length,
-                "kernel_initializer": keras.initializers.serialize(
-                    self.kernel_initializer
-                ),
-                "recurrent_initializer": keras.initializers.serialize(
-                    self.recurrent_initializer
-                ),
-                "bias_initializer": keras.initializers.serialize(
-                    self.bias_initializer
+                **initializer_config(
+                    self,
+                    "kernel_initializer",
+                    "recurrent_initializer",
+                    "bias_initializer",
                 ),
             }
         )

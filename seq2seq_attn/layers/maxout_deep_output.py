@@ -3,7 +3,7 @@
 import keras
 from keras import ops
 
-from seq2seq_attn.serialization import register
+from seq2seq_attn.serialization import initializer_config, register
 
 
 @register
@@ -108,11 +108,10 @@ class MaxoutDeepOutput(keras.layers.Layer):
                 "units": self.units,
                 "vocab_size": self.vocab_size,
                 "pool_size": self.pool_size,
-                "kernel_initializer": keras.initializers.serialize(
-                    self.kernel_initializer
-                ),
-                "bias_initializer": keras.initializers.serialize(
-                    self.bias_initializer
+                **initializer_config(
+                    self,
+                    "kernel_initializer",
+                    "bias_initializer",
                 ),
             }
         )

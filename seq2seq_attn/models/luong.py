@@ -12,7 +12,8 @@ import keras
 from seq2seq_attn.initializers import initializers_for
 from seq2seq_attn.layers.lstm import StackedLSTM
 from seq2seq_attn.layers.luong_decoder import LuongDecoder
-from seq2seq_attn.layers.masking import PaddingMask, ReverseSequence
+from seq2seq_attn.layers.masking import ReverseSequence
+from seq2seq_attn.models.shared_layers import input_layers
 
 
 def create_layers(config):
@@ -31,19 +32,7 @@ def create_layers(config):
     )
     n = config.hidden_units
     layers = {
-        "source_mask": PaddingMask(name="source_mask"),
-        "source_embedding": keras.layers.Embedding(
-            config.source_vocab_size,
-            config.embedding_dim,
-            embeddings_initializer=init["embedding"],
-            name="source_embedding",
-        ),
-        "target_embedding": keras.layers.Embedding(
-            config.target_vocab_size,
-            config.embedding_dim,
-            embeddings_initializer=init["embedding"],
-            name="target_embedding",
-        ),
+        **input_layers(config, init["embedding"]),
         "encoder": StackedLSTM(
             n,
             config.num_layers,

@@ -6,14 +6,13 @@ alignment model, RNNencdec fixes the context to the last state of a forward
 encoder (A.2.2).
 """
 
-import keras
 from keras import ops
 
 from seq2seq_attn.initializers import initializers_for
 from seq2seq_attn.layers.gru import GRU, BidirectionalGRU
 from seq2seq_attn.layers.gru_decoder import GRUDecoder
-from seq2seq_attn.layers.masking import PaddingMask
 from seq2seq_attn.layers.maxout_deep_output import MaxoutDeepOutput
+from seq2seq_attn.models.shared_layers import input_layers
 
 
 def create_layers(config):
@@ -28,19 +27,7 @@ def create_layers(config):
     attentive = config.architecture == "rnnsearch"
     encoder_class = BidirectionalGRU if attentive else GRU
     return {
-        "source_mask": PaddingMask(name="source_mask"),
-        "source_embedding": keras.layers.Embedding(
-            config.source_vocab_size,
-            config.embedding_dim,
-            embeddings_initializer=init["embedding"],
-            name="source_embedding",
-        ),
-        "target_embedding": keras.layers.Embedding(
-            config.target_vocab_size,
-            config.embedding_dim,
-            embeddings_initializer=init["embedding"],
-            name="target_embedding",
-        ),
+        **input_layers(config, init["embedding"]),
         "encoder": encoder_class(n, name="encoder", **recurrent),
         "decoder": GRUDecoder(
             n,

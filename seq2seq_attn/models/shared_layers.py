@@ -1,0 +1,24 @@
+"""The layers every model family starts with."""
+
+import keras
+
+from seq2seq_attn.layers.masking import PaddingMask
+
+
+def input_layers(config, embedding_initializer):
+    """The source padding mask and the source and target embeddings E."""
+    return {
+        "source_mask": PaddingMask(name="source_mask"),
+        **{
+            f"{side}_embedding": keras.layers.Embedding(
+                vocab_size,
+                config.embedding_dim,
+                embeddings_initializer=embedding_initializer,
+                name=f"{side}_embedding",
+            )
+            for side, vocab_size in (
+                ("source", config.source_vocab_size),
+                ("target", config.target_vocab_size),
+            )
+        },
+    }
