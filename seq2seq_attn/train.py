@@ -90,7 +90,11 @@ def main(argv):
     if len(argv) > 1:
         raise app.UsageError(f"unexpected arguments: {argv[1:]}")
     logging.set_verbosity(logging.WARNING)
-    run = run_config_from_flags()
+    try:
+        run = run_config_from_flags()
+    except ValueError as error:
+        print(f"error: {error}", file=sys.stderr)
+        sys.exit(2)
     from seq2seq_attn.training.strategy import make_strategy
 
     strategy = make_strategy(run.train.strategy, run.train.num_cpu_devices)
@@ -102,9 +106,14 @@ def main(argv):
         return
     from seq2seq_attn.training.trainer import NonFiniteLossError, Trainer
 
-    trainer = Trainer(
-        run, FLAGS.model_dir, strategy=strategy, flags_text=flags_text()
-    )
+    try:
+        trainer = Trainer(
+            run, FLAGS.model_dir, strategy=strategy, flags_text=flags_text()
+        )
+    except (ValueError, FileNotFoundError) as error:
+        # Bad data or a model_dir of another run: say what, lose nothing.
+        print(f"error: {error}", file=sys.stderr)
+        sys.exit(2)
     try:
         metrics = trainer.fit()
     except NonFiniteLossError as error:

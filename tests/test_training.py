@@ -253,3 +253,27 @@ def test_mixed_precision_trains_with_float32_logits(
     losses = _losses(model_dir)
     assert sorted(losses) == [1, 2, 3, 4]
     assert all(np.isfinite(list(losses.values())))
+
+
+def test_bad_flags_and_data_are_clear_errors(text_files, tmp_path):
+    def run(*flags):
+        return subprocess.run(
+            _command(tmp_path / "bad", *flags),
+            capture_output=True,
+            text=True,
+            timeout=300,
+            env=_env(),
+            cwd=ROOT,
+        )
+
+    result = run(*text_files, "--optimizer=rmsprop")
+    assert (
+        result.returncode == 2 and "optimizer must be one of" in result.stderr
+    )
+    short = tmp_path / "short.de"
+    short.write_text("nur eine zeile\n")
+    flags = [f for f in text_files if not f.startswith("--train_target_file")]
+    result = run(*flags, f"--train_target_file={short}")
+    assert result.returncode == 2
+    assert "short.de has 1" in result.stderr and "400 lines" in result.stderr
+    assert not (tmp_path / "bad" / "checkpoints").exists()
