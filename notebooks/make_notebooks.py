@@ -145,7 +145,7 @@ def train_model(architecture, epochs):
                   loss=keras.losses.SparseCategoricalCrossentropy(
                       from_logits=True, ignore_class=0))
     started = time.time()
-    history = model.fit(batches, epochs=epochs, verbose=2)
+    model.fit(batches, epochs=epochs, verbose=2)
     print(f"{architecture}: {model.count_params():,} parameters, "
           f"{time.time() - started:.0f} s")
     return model
@@ -607,6 +607,30 @@ def run(notebook, timeout=3600):
     return notebook
 
 
+STARTUP_NOISE = ("cuda_platform.cc", "oneDNN supports DT_BOOL", "cuInit")
+
+
+def drop_startup_noise(notebook):
+    """Removes TensorFlow's start-up log lines (no GPU here, oneDNN notes)
+    from the stderr outputs; everything else stays."""
+    for cell in notebook.cells:
+        kept = []
+        for output in cell.get("outputs", []):
+            if output.get("name") == "stderr":
+                lines = [
+                    line
+                    for line in output["text"].splitlines(keepends=True)
+                    if not any(noise in line for noise in STARTUP_NOISE)
+                ]
+                if not "".join(lines).strip():
+                    continue
+                output["text"] = "".join(lines)
+            kept.append(output)
+        if cell.cell_type == "code":
+            cell.outputs = kept
+    return notebook
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("names", nargs="*", help="notebooks to build (all)")
@@ -619,7 +643,7 @@ def main():
         notebook = run(build(cells))
         print(f"{name}: ran in {time.time() - started:.0f} s")
         if not args.no_save:
-            nbformat.write(notebook, HERE / name)
+            nbformat.write(drop_startup_noise(notebook), HERE / name)
 
 
 if __name__ == "__main__":

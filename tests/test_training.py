@@ -277,3 +277,16 @@ def test_bad_flags_and_data_are_clear_errors(text_files, tmp_path):
     assert result.returncode == 2
     assert "short.de has 1" in result.stderr and "400 lines" in result.stderr
     assert not (tmp_path / "bad" / "checkpoints").exists()
+
+
+def test_jit_compile_says_why_it_is_not_supported(text_files, tmp_path):
+    result = subprocess.run(
+        _command(tmp_path / "jit", *text_files, "--jit_compile"),
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=_env(),
+        cwd=ROOT,
+    )
+    assert result.returncode == 2
+    assert "--jit_compile is not supported yet" in result.stderr

@@ -105,7 +105,8 @@ class TrainConfig:
             better BLEU (0: off).
         mixed_precision: "" or a Keras policy ("mixed_float16",
             "mixed_bfloat16"); logits stay float32.
-        jit_compile: compile the training step with XLA.
+        jit_compile: compile the training step with XLA (not supported yet:
+            the trainer says why).
         strategy: "default", "mirrored" or "multi_worker" (from TF_CONFIG).
         num_cpu_devices: split the CPU into this many logical devices (for
             "mirrored" without GPUs; 0: leave it).

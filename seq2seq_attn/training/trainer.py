@@ -188,6 +188,12 @@ class Trainer:
         )
 
     def _build(self, train):
+        if train.jit_compile:
+            raise ValueError(
+                "--jit_compile is not supported yet: XLA cannot compile the "
+                "gradient of the recurrences' while loops over sequences whose "
+                "length is known only at run time (it needs static lengths)"
+            )
         keras.utils.set_random_seed(train.seed)
         if train.mixed_precision:
             keras.mixed_precision.set_global_policy(train.mixed_precision)
@@ -258,18 +264,26 @@ class Trainer:
         model, optimizer, strategy = self.model, self.optimizer, self.strategy
         scaled = isinstance(optimizer, keras.optimizers.LossScaleOptimizer)
 
-        def replica_step(batch):
-            (source, target_input), target_output = replica_shard(batch)
-            tokens = tf.reduce_sum(tf.cast(target_output != 0, tf.float32))
-            context = tf.distribute.get_replica_context()
-            total_tokens = context.all_reduce("sum", tokens)
+        variables = model.trainable_variables
+
+        def loss_and_gradients(
+            source, target_input, target_output, total_tokens
+        ):
             with tf.GradientTape() as tape:
                 logits = model([source, target_input], training=True)
                 loss_sum = loss_fn(target_output, logits)
                 loss = loss_sum / tf.maximum(total_tokens, 1.0)
                 objective = optimizer.scale_loss(loss) if scaled else loss
-            variables = model.trainable_variables
-            gradients = tape.gradient(objective, variables)
+            return loss_sum, tape.gradient(objective, variables)
+
+        def replica_step(batch):
+            (source, target_input), target_output = replica_shard(batch)
+            tokens = tf.reduce_sum(tf.cast(target_output != 0, tf.float32))
+            context = tf.distribute.get_replica_context()
+            total_tokens = context.all_reduce("sum", tokens)
+            loss_sum, gradients = loss_and_gradients(
+                source, target_input, target_output, total_tokens
+            )
             norm = tf.linalg.global_norm(gradients)
             if scaled:
                 norm /= tf.cast(optimizer.dynamic_scale, norm.dtype)
@@ -287,7 +301,7 @@ class Trainer:
             self.step.assign_add(1)
             return loss_sum / tf.maximum(tokens, 1.0), tokens, norm
 
-        return tf.function(train_step, jit_compile=train.jit_compile or None)
+        return tf.function(train_step)
 
     def learning_rate(self):
         """The optimizer's current learning rate."""
