@@ -290,3 +290,25 @@ def test_jit_compile_says_why_it_is_not_supported(text_files, tmp_path):
     )
     assert result.returncode == 2
     assert "--jit_compile is not supported yet" in result.stderr
+
+
+@pytest.mark.slow
+def test_early_stopping_holds_when_the_command_is_run_again(
+    text_files, tmp_path
+):
+    model_dir = tmp_path / "early"
+    flags = [
+        *text_files,
+        "--early_stopping_patience=1",
+        "--epochs=4",
+        "--optimizer=adam",
+        "--learning_rate=1e-12",
+        "--schedule=constant",
+    ]
+    first = _run(_command(model_dir, *flags))
+    assert "early stopping" in first.stdout
+    steps = max(_losses(model_dir))
+    assert steps < 4 * 13  # stopped before the 4 epochs of 13 steps
+    again = _run(_command(model_dir, *flags))
+    assert "early stopping" in again.stdout
+    assert max(_losses(model_dir)) == steps

@@ -331,6 +331,8 @@ class Trainer:
         )
         metrics = {}
         log_lines = []
+        if self._stop_early():
+            return self.paths.best_metrics() or {}
         while int(self.step.numpy()) < total_steps:
             step = int(self.step.numpy())
             epoch = step // self.steps_per_epoch
@@ -396,7 +398,7 @@ class Trainer:
             self._save()
             if in_epoch == self.steps_per_epoch and self.valid is not None:
                 metrics = self.validate(epoch + 1, writer)
-                if self._stop_early(metrics):
+                if self._stop_early():
                     break
         writer.close()
         return metrics
@@ -495,7 +497,9 @@ class Trainer:
                 f"attention/{index}", image / max(image.max(), 1e-9)
             )
 
-    def _stop_early(self, metrics):
+    def _stop_early(self):
+        """Whether validation has not improved for `early_stopping_patience`
+        validations (also true when a resumed run had already stopped)."""
         patience = self.run.train.early_stopping_patience
         if patience and int(self.bad_validations.numpy()) >= patience:
             self.log(
