@@ -113,12 +113,17 @@ class Tokenizer(tf.Module):
         raise NotImplementedError
 
     def tokenize(self, strings):
+        """Ids of each string: int32 `tf.RaggedTensor` [B, None], without
+        <s> or </s>."""
         raise NotImplementedError
 
     def detokenize(self, ids):
+        """Text of each row of ids (dense or ragged): string [B]; <pad> and
+        <s> are dropped, and everything from the first </s> on."""
         raise NotImplementedError
 
     def tokens(self, strings):
+        """The token strings of each string: `tf.RaggedTensor` [B, None]."""
         raise NotImplementedError
 
     def files(self):

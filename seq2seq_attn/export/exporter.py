@@ -115,14 +115,18 @@ class TranslationModule:
         return texts, scores
 
     def serve(self, text):
+        """`serving_default`: text [B] -> translation [B], score [B]."""
         texts, scores = self._search(text, 1)
         return {"translation": texts[:, 0], "score": scores[:, 0]}
 
     def translate_nbest(self, text):
+        """`translate_nbest`: text [B] -> translations [B, N], scores [B, N]."""
         texts, scores = self._search(text, self.nbest)
         return {"translations": texts, "scores": scores}
 
     def align(self, text, target):
+        """`align`: forced decoding of `target` -> source_tokens [B, Tx],
+        target_tokens [B, Ty] (padded with ""), alignment [B, Ty, Tx]."""
         text, target = clean_text(text), clean_text(target)
         source = self._source_ids(text)
         target_ids = tf.cast(self.target_tokenizer.tokenize(target), tf.int32)
