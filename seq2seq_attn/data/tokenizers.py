@@ -165,7 +165,43 @@ class Tokenizer(tf.Module):
             )
 
 
-class WordTokenizer(Tokenizer):
+class VocabularyFileTokenizer(Tokenizer):
+    """A tokenizer defined by one vocabulary file (a token per line, the
+    reserved tokens first, id = line number) and a lowercasing option."""
+
+    VOCAB_FILE = None
+
+    def __init__(self, directory, lowercase=False):
+        super().__init__(directory, {"lowercase": lowercase})
+        self.lowercase = lowercase
+        path = self.directory / self.VOCAB_FILE
+        self.vocab_asset = tf.saved_model.Asset(str(path))
+        self._vocabulary = _read_vocabulary(path)
+        self._ids = _file_table(self.vocab_asset, key_is_line=True)
+        self._tokens = _file_table(self.vocab_asset, key_is_line=False)
+
+    @classmethod
+    def _from_tokens(cls, tokens, directory, lowercase):
+        """Writes the vocabulary file and config, and loads the tokenizer."""
+        directory = pathlib.Path(directory)
+        directory.mkdir(parents=True, exist_ok=True)
+        _write_vocabulary(directory / cls.VOCAB_FILE, tokens)
+        tokenizer = cls(directory, lowercase=lowercase)
+        tokenizer.save(directory)
+        return tokenizer
+
+    @property
+    def vocab_size(self):
+        return len(self._vocabulary)
+
+    def files(self):
+        return [self.directory / self.VOCAB_FILE]
+
+    def id_to_token(self, ids):
+        return self._tokens.lookup(tf.cast(ids, tf.int64))
+
+
+class WordTokenizer(VocabularyFileTokenizer):
     """The papers' word shortlist (Bahdanau 4.1: 30,000; Luong 4.1: 50,000).
 
     Text is split on whitespace (`tensorflow_text.WhitespaceTokenizer`, for
@@ -178,14 +214,7 @@ class WordTokenizer(Tokenizer):
     VOCAB_FILE = "vocab.txt"
 
     def __init__(self, directory, lowercase=False):
-        super().__init__(directory, {"lowercase": lowercase})
-        self.lowercase = lowercase
-        self.vocab_asset = tf.saved_model.Asset(
-            str(self.directory / self.VOCAB_FILE)
-        )
-        self._vocabulary = _read_vocabulary(self.directory / self.VOCAB_FILE)
-        self._ids = _file_table(self.vocab_asset, key_is_line=True)
-        self._words = _file_table(self.vocab_asset, key_is_line=False)
+        super().__init__(directory, lowercase)
         self._splitter = tf_text.WhitespaceTokenizer()
 
     @classmethod
@@ -203,19 +232,7 @@ class WordTokenizer(Tokenizer):
             key=lambda item: (-item[1], item[0]),
         )
         words = [word for word, _ in ranked[: max_size - len(RESERVED_TOKENS)]]
-        directory = pathlib.Path(directory)
-        directory.mkdir(parents=True, exist_ok=True)
-        _write_vocabulary(directory / cls.VOCAB_FILE, words)
-        tokenizer = cls(directory, lowercase=lowercase)
-        tokenizer.save(directory)
-        return tokenizer
-
-    @property
-    def vocab_size(self):
-        return len(self._vocabulary)
-
-    def files(self):
-        return [self.directory / self.VOCAB_FILE]
+        return cls._from_tokens(words, directory, lowercase)
 
     def tokens(self, strings):
         strings = tf.convert_to_tensor(strings, dtype=tf.string)
@@ -232,14 +249,11 @@ class WordTokenizer(Tokenizer):
 
     def detokenize(self, ids):
         ids = strip_special(ids)
-        words = ids.with_flat_values(self._words.lookup(ids.flat_values))
+        words = ids.with_flat_values(self._tokens.lookup(ids.flat_values))
         return tf.strings.reduce_join(words, axis=-1, separator=" ")
 
-    def id_to_token(self, ids):
-        return self._words.lookup(tf.cast(ids, tf.int64))
 
-
-class WordPieceTokenizer(Tokenizer):
+class WordPieceTokenizer(VocabularyFileTokenizer):
     """WordPiece with a vocabulary learnt from the training text.
 
     Learning uses tensorflow-text's `bert_vocab_from_dataset`; tokenizing uses
@@ -252,19 +266,13 @@ class WordPieceTokenizer(Tokenizer):
     VOCAB_FILE = "wordpiece.txt"
 
     def __init__(self, directory, lowercase=False):
-        super().__init__(directory, {"lowercase": lowercase})
-        self.lowercase = lowercase
-        self.vocab_asset = tf.saved_model.Asset(
-            str(self.directory / self.VOCAB_FILE)
-        )
-        self._vocabulary = _read_vocabulary(self.directory / self.VOCAB_FILE)
+        super().__init__(directory, lowercase)
         self._tokenizer = tf_text.BertTokenizer(
-            _file_table(self.vocab_asset, key_is_line=True),
+            self._ids,
             token_out_type=tf.int64,
             unknown_token=UNK,
             lower_case=lowercase,
         )
-        self._pieces = _file_table(self.vocab_asset, key_is_line=False)
 
     @classmethod
     def build(cls, texts, directory, vocab_size=8000, lowercase=False):
@@ -280,19 +288,7 @@ class WordPieceTokenizer(Tokenizer):
             reserved_tokens=list(RESERVED_TOKENS),
             bert_tokenizer_params={"lower_case": lowercase},
         )
-        directory = pathlib.Path(directory)
-        directory.mkdir(parents=True, exist_ok=True)
-        _write_vocabulary(directory / cls.VOCAB_FILE, pieces)
-        tokenizer = cls(directory, lowercase=lowercase)
-        tokenizer.save(directory)
-        return tokenizer
-
-    @property
-    def vocab_size(self):
-        return len(self._vocabulary)
-
-    def files(self):
-        return [self.directory / self.VOCAB_FILE]
+        return cls._from_tokens(pieces, directory, lowercase)
 
     def tokenize(self, strings):
         ids = self._tokenizer.tokenize(tf.convert_to_tensor(strings, tf.string))
@@ -300,14 +296,11 @@ class WordPieceTokenizer(Tokenizer):
 
     def tokens(self, strings):
         ids = tf.cast(self.tokenize(strings), tf.int64)
-        return ids.with_flat_values(self._pieces.lookup(ids.flat_values))
+        return ids.with_flat_values(self._tokens.lookup(ids.flat_values))
 
     def detokenize(self, ids):
         words = self._tokenizer.detokenize(strip_special(ids))
         return tf.strings.reduce_join(words, axis=-1, separator=" ")
-
-    def id_to_token(self, ids):
-        return self._pieces.lookup(tf.cast(ids, tf.int64))
 
 
 class SentencePieceTokenizer(Tokenizer):
