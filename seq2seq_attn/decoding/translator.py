@@ -13,9 +13,8 @@ import tensorflow as tf
 
 from seq2seq_attn.data.batching import tokenize_in_chunks
 from seq2seq_attn.data.special_tokens import EOS_ID, UNK_ID
-from seq2seq_attn.decoding.beam_search import beam_search
-from seq2seq_attn.decoding.greedy_search import greedy_search
 from seq2seq_attn.decoding.scoring import Scoring
+from seq2seq_attn.decoding.search import detokenize_hypotheses, search
 from seq2seq_attn.decoding.unk_replacement import replace_unknown_words
 from seq2seq_attn.models.inference import InferenceForm
 
@@ -101,21 +100,9 @@ class Translator:
             input_signature=[tf.TensorSpec([None, None], tf.int32)],
             autograph=False,
         )
-        def search(source_ids):
-            if beam_size == 1 and nbest == 1:
-                result = greedy_search(self.form, source_ids, **options)
-            else:
-                result = beam_search(
-                    self.form,
-                    source_ids,
-                    beam_size=beam_size,
-                    nbest=nbest,
-                    **options,
-                )
-            texts = self.target_tokenizer.detokenize(
-                tf.reshape(result.tokens, [-1, tf.shape(result.tokens)[-1]])
-            )
-            texts = tf.reshape(texts, tf.shape(result.scores))
+        def search_batch(source_ids):
+            result = search(self.form, source_ids, beam_size, nbest, **options)
+            texts = detokenize_hypotheses(self.target_tokenizer, result.tokens)
             return (
                 result.tokens,
                 result.lengths,
@@ -124,7 +111,7 @@ class Translator:
                 texts,
             )
 
-        self._search = search
+        self._search = search_batch
 
     def encode(self, sentences):
         """Source ids of each sentence (cut to `max_input_tokens`)."""

@@ -22,9 +22,8 @@ import keras
 import tensorflow as tf
 
 from seq2seq_attn.data.special_tokens import BOS_ID, EOS_ID
-from seq2seq_attn.decoding.beam_search import beam_search
-from seq2seq_attn.decoding.greedy_search import greedy_search
 from seq2seq_attn.decoding.scoring import Scoring
+from seq2seq_attn.decoding.search import detokenize_hypotheses, search
 from seq2seq_attn.models.builder import alignment_model
 from seq2seq_attn.models.inference import InferenceForm
 
@@ -89,29 +88,17 @@ class TranslationModule:
 
     def _search(self, text, nbest):
         source = self._source_ids(text)
-        batch = tf.shape(source)[0]
         # A batch whose rows are all empty still gets one (padding) column.
         source = tf.pad(
             source, [[0, 0], [0, tf.maximum(1 - tf.shape(source)[1], 0)]]
         )
-        if self.beam_size == 1:
-            result = greedy_search(self._form, source, **self._search_options)
-        else:
-            result = beam_search(
-                self._form,
-                source,
-                beam_size=self.beam_size,
-                nbest=nbest,
-                **self._search_options,
-            )
-        tokens = result.tokens[:, :nbest]
-        flat = tf.reshape(tokens, [-1, tf.shape(tokens)[-1]])
-        texts = tf.reshape(
-            self.target_tokenizer.detokenize(flat), [batch, nbest]
+        result = search(
+            self._form, source, self.beam_size, nbest, **self._search_options
         )
+        texts = detokenize_hypotheses(self.target_tokenizer, result.tokens)
         empty = tf.reduce_all(tf.equal(source, 0), axis=1)[:, None]
         texts = tf.where(empty, "", texts)
-        scores = tf.where(empty, 0.0, result.scores[:, :nbest])
+        scores = tf.where(empty, 0.0, result.scores)
         return texts, scores
 
     def serve(self, text):
