@@ -29,6 +29,11 @@ def test_frozen():
             "input_feeding needs attention",
         ),
         (dict(target_vocab_size=3), "target_vocab_size must exceed 4"),
+        (dict(encoder_units=0), "encoder_units must be a positive integer"),
+        (
+            dict(architecture="luong", hidden_units=8, encoder_units=4),
+            "encoder_units \\(4\\) must equal hidden_units \\(8\\)",
+        ),
     ],
 )
 def test_bad_values_are_named(changes, message):

@@ -42,6 +42,13 @@ def _luong(score, mode, feeding, **extra):
 CONFIGS = {
     "rnnsearch": ModelConfig(architecture="rnnsearch", **SMALL),
     "rnnencdec": ModelConfig(architecture="rnnencdec", **SMALL),
+    # JoeyNMT's shape: a narrower encoder than decoder, and dropout.
+    "rnnsearch-split-dropout": ModelConfig(
+        architecture="rnnsearch", encoder_units=5, dropout=0.3, **SMALL
+    ),
+    "rnnencdec-split-dropout": ModelConfig(
+        architecture="rnnencdec", encoder_units=5, dropout=0.3, **SMALL
+    ),
     "luong-base": _luong("none", "global", False),
 }
 for _score, _mode, _feeding in itertools.product(
@@ -56,6 +63,7 @@ for _score, _mode, _feeding in itertools.product(
 FAMILIES = [
     "rnnsearch",
     "rnnencdec",
+    "rnnsearch-split-dropout",
     "luong-base",
     "luong-general-local-p-feed",
 ]
@@ -100,6 +108,31 @@ def test_padding_changes_no_unmasked_output(name, batch):
         logits[target_mask],
         atol=1e-5,
     )
+
+
+@pytest.mark.parametrize(
+    "name", ["rnnsearch-split-dropout", "luong-general-local-p-feed"]
+)
+def test_dropout_acts_only_in_training(name, batch):
+    source, target = batch
+    model = build_model(CONFIGS[name].replace(initializer="glorot"))
+    inference = [np.asarray(model([source, target])) for _ in range(2)]
+    np.testing.assert_array_equal(inference[0], inference[1])
+    training = np.asarray(model([source, target], training=True))
+    assert not np.allclose(training, inference[0], atol=1e-4)
+
+
+def test_encoder_units_set_the_annotation_size(batch):
+    source, target = batch
+    config = CONFIGS["rnnsearch-split-dropout"]
+    model = build_model(config)
+    encoder = model.get_layer("encoder")
+    memory, _ = encoder(
+        model.get_layer("source_embedding")(source),
+        sequence_mask=source != 0,
+    )
+    assert memory.shape[-1] == 2 * config.encoder_units
+    assert model.get_layer("decoder").units == config.hidden_units
 
 
 @pytest.mark.parametrize("name", FAMILIES)

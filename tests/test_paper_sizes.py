@@ -6,35 +6,37 @@ import pytest
 from seq2seq_attn.models import ModelConfig, build_model
 
 
-def rnnsearch_parameters(Kx, Ky, m, n, n_prime, l):
+def rnnsearch_parameters(Kx, Ky, m, n, n_prime, l, e=None):
     """RNNsearch parameters from Bahdanau et al. (2015), A.2, with the bias
     terms that the paper omits from its equations ("we omit all the bias
-    terms", A.2.1) counted in.
+    terms", A.2.1) counted in. The encoder has e units per direction (the
+    paper: e = n).
 
     Encoder (A.2.1):
       E (source embedding)                          Kx * m
-      forward GRU: W, W_z, W_r (n x m); U, U_z, U_r (n x n); 3 biases
-                                                    3n * (m + n + 1)
-      backward GRU: the same                        3n * (m + n + 1)
+      forward GRU: W, W_z, W_r (e x m); U, U_z, U_r (e x e); 3 biases
+                                                    3e * (m + e + 1)
+      backward GRU: the same                        3e * (m + e + 1)
     Decoder (A.2.2):
       E (target embedding)                          Ky * m
-      W_s (n x n) and its bias, for s_0             n * n + n
-      W, W_z, W_r (n x m); U, U_z, U_r (n x n); C, C_z, C_r (n x 2n); biases
-                                                    3n * (m + n + 2n + 1)
-      alignment model: W_a (n' x n), U_a (n' x 2n), bias, v_a (n')
-                                                    n' * (n + 2n + 1 + 1)
-      deep output: U_o (2l x n), V_o (2l x m), C_o (2l x 2n), bias (2l)
-                                                    2l * (n + m + 2n + 1)
+      W_s (n x e) and its bias, for s_0             e * n + n
+      W, W_z, W_r (n x m); U, U_z, U_r (n x n); C, C_z, C_r (n x 2e); biases
+                                                    3n * (m + n + 2e + 1)
+      alignment model: W_a (n' x n), U_a (n' x 2e), bias, v_a (n')
+                                                    n' * (n + 2e + 1 + 1)
+      deep output: U_o (2l x n), V_o (2l x m), C_o (2l x 2e), bias (2l)
+                                                    2l * (n + m + 2e + 1)
       W_o (Ky x l) and its bias                     Ky * (l + 1)
     """
-    encoder = Kx * m + 2 * 3 * n * (m + n + 1)
+    e = e or n
+    encoder = Kx * m + 2 * 3 * e * (m + e + 1)
     decoder = (
         Ky * m
-        + n * n
+        + e * n
         + n
-        + 3 * n * (m + 3 * n + 1)
-        + n_prime * (3 * n + 2)
-        + 2 * l * (3 * n + m + 1)
+        + 3 * n * (m + n + 2 * e + 1)
+        + n_prime * (n + 2 * e + 2)
+        + 2 * l * (n + m + 2 * e + 1)
         + Ky * (l + 1)
     )
     return encoder + decoder
@@ -103,6 +105,23 @@ def test_luong_paper_size_parameter_count():
     derived = luong_parameters(50000, 50000, 1000, 1000, 4)
     print(f"Luong 4 x 1000, 50,000-word vocabularies: {counted:,} parameters")
     assert counted == derived
+
+
+def test_joey_match_parameter_count():
+    """configs/multi30k/joey_match.flags: JoeyNMT's shape (anchor file)."""
+    config = ModelConfig(
+        architecture="rnnsearch",
+        source_vocab_size=5921,
+        target_vocab_size=7859,
+        embedding_dim=256,
+        encoder_units=256,
+        hidden_units=512,
+        attention_units=512,
+        maxout_units=512,
+        dropout=0.3,
+    )
+    derived = rnnsearch_parameters(5921, 7859, 256, 512, 512, 512, e=256)
+    assert build_model(config).count_params() == derived == 12_283_571
 
 
 def test_small_counts_match_the_same_derivation():

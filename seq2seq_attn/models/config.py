@@ -19,7 +19,11 @@ class ModelConfig:
         source_vocab_size: K_x, including the reserved ids.
         target_vocab_size: K_y, including the reserved ids.
         embedding_dim: m (620 in Bahdanau A.2.3, 1000 in Luong 4.1).
-        hidden_units: n (1000 in both papers).
+        hidden_units: n (1000 in both papers), the decoder's state size.
+        encoder_units: the encoder's state size per direction for rnnsearch
+            and rnnencdec (n in Bahdanau A.2.1); defaults to `hidden_units`.
+            Luong's decoder starts from the encoder's states, so there it
+            must equal `hidden_units`.
         attention_units: n', the alignment model's size for rnnsearch (1000 in
             Bahdanau A.2.3), or the size of Luong's concat and local-p
             networks; defaults to `hidden_units`.
@@ -33,7 +37,9 @@ class ModelConfig:
             address (the longest source sentence it can read).
         input_feeding: luong's input feeding (Sec. 3.3).
         reverse_source: feed luong's encoder the source reversed.
-        dropout: luong's dropout probability (0.2 in Sec. 4.1).
+        dropout: dropout probability (Luong Sec. 4.1: 0.2, between the
+            stacked LSTM layers). Bahdanau et al. use none; for rnnsearch and
+            rnnencdec it drops embeddings and the deep output's inputs.
         initializer: "bahdanau" (B.1), "luong" (uniform, Sec. 4.1) or
             "glorot" (Keras defaults).
         init_scale: the range of the "luong" uniform initializer (0.1).
@@ -44,6 +50,7 @@ class ModelConfig:
     target_vocab_size: int = 30000
     embedding_dim: int = 620
     hidden_units: int = 1000
+    encoder_units: int | None = None
     attention_units: int | None = None
     maxout_units: int = 500
     maxout_pool_size: int = 2
@@ -97,6 +104,19 @@ class ModelConfig:
                 isinstance(value, int) and value > 0,
                 f"{name} must be a positive integer, got {value!r}",
             )
+        check(
+            self.encoder_units is None
+            or (isinstance(self.encoder_units, int) and self.encoder_units > 0),
+            f"encoder_units must be a positive integer, "
+            f"got {self.encoder_units!r}",
+        )
+        check(
+            self.architecture != "luong"
+            or self.encoder_size == self.hidden_units,
+            "luong's decoder starts from the encoder's states: encoder_units "
+            f"({self.encoder_units}) must equal hidden_units "
+            f"({self.hidden_units})",
+        )
         check(self.source_vocab_size > 4, "source_vocab_size must exceed 4")
         check(self.target_vocab_size > 4, "target_vocab_size must exceed 4")
         check(self.window >= 0, f"window must be >= 0, got {self.window}")
@@ -117,6 +137,11 @@ class ModelConfig:
     def attention_size(self):
         """n' with its default applied."""
         return self.attention_units or self.hidden_units
+
+    @property
+    def encoder_size(self):
+        """The encoder's units per direction with its default applied."""
+        return self.encoder_units or self.hidden_units
 
     def to_dict(self):
         """A plain dict of the fields (JSON-serialisable)."""

@@ -4,8 +4,13 @@ Both models share the decoder (a conditional GRU) and the maxout deep
 output; RNNsearch reads a bidirectional encoder's annotations through the
 alignment model, RNNencdec fixes the context to the last state of a forward
 encoder (A.2.2).
+
+The papers train without dropout. With `config.dropout` > 0 the embeddings
+(both sides) and the deep output's inputs s_{i-1} and c_i are dropped during
+training, as JoeyNMT's recurrent models do; nothing recurrent is dropped.
 """
 
+import keras
 from keras import ops
 
 from seq2seq_attn.initializers import initializers_for
@@ -18,7 +23,6 @@ from seq2seq_attn.models.shared_layers import input_layers
 def create_layers(config):
     """The named layers of `config.architecture` ("rnnsearch"/"rnnencdec")."""
     init = initializers_for(config.initializer)
-    n = config.hidden_units
     recurrent = dict(
         kernel_initializer=init["kernel"],
         recurrent_initializer=init["recurrent"],
@@ -26,11 +30,13 @@ def create_layers(config):
     )
     attentive = config.architecture == "rnnsearch"
     encoder_class = BidirectionalGRU if attentive else GRU
-    return {
+    layers = {
         **input_layers(config, init["embedding"]),
-        "encoder": encoder_class(n, name="encoder", **recurrent),
+        "encoder": encoder_class(
+            config.encoder_size, name="encoder", **recurrent
+        ),
         "decoder": GRUDecoder(
-            n,
+            config.hidden_units,
             attention_units=config.attention_size if attentive else None,
             attention_initializer=init["attention"],
             score_initializer=init["score"],
@@ -46,6 +52,14 @@ def create_layers(config):
             name="deep_output",
         ),
     }
+    if config.dropout:
+        layers["dropout"] = keras.layers.Dropout(config.dropout, name="dropout")
+    return layers
+
+
+def _dropped(layers, tensor):
+    """`tensor` through the training-time dropout, if the model has one."""
+    return layers["dropout"](tensor) if "dropout" in layers else tensor
 
 
 def _memory_and_summary(layers, source_embedding, source_mask):
@@ -60,15 +74,20 @@ def connect(layers, source_ids, target_input_ids):
     """Teacher-forced graph: `(logits, alignments)`; alignments is None for
     RNNencdec."""
     source_mask = layers["source_mask"](source_ids)
-    memory, summary = _memory_and_summary(
-        layers, layers["source_embedding"](source_ids), source_mask
+    source_embedding = _dropped(layers, layers["source_embedding"](source_ids))
+    memory, summary = _memory_and_summary(layers, source_embedding, source_mask)
+    target_embedding = _dropped(
+        layers, layers["target_embedding"](target_input_ids)
     )
-    target_embedding = layers["target_embedding"](target_input_ids)
     outputs = layers["decoder"](
         target_embedding, memory, summary, memory_mask=source_mask
     )
     previous_states, contexts = outputs[0], outputs[1]
-    logits = layers["deep_output"](previous_states, target_embedding, contexts)
+    logits = layers["deep_output"](
+        _dropped(layers, previous_states),
+        target_embedding,
+        _dropped(layers, contexts),
+    )
     alignments = outputs[2] if len(outputs) == 3 else None
     return logits, alignments
 
