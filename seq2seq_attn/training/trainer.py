@@ -349,6 +349,7 @@ class Trainer:
                 bar.update(in_epoch)
             self.log(f"epoch {epoch + 1}/{train.epochs}")
             window_tokens, window_start = 0.0, time.perf_counter()
+            epoch_tokens, epoch_start = 0.0, window_start
             while in_epoch < steps_this_epoch:
                 loss, tokens, norm = self._train_step(self.iterator)
                 loss = float(loss.numpy())
@@ -361,6 +362,7 @@ class Trainer:
                         f"checkpoint is {self.manager.latest_checkpoint}"
                     )
                 window_tokens += float(tokens.numpy())
+                epoch_tokens += float(tokens.numpy())
                 elapsed = time.perf_counter() - window_start
                 speed = window_tokens / max(elapsed, 1e-9)
                 rate = self.learning_rate()
@@ -396,6 +398,12 @@ class Trainer:
                     self._save()
             self._flush_log(log_lines)
             self._save()
+            seconds = time.perf_counter() - epoch_start
+            self.log(
+                f"epoch {epoch + 1}: {epoch_tokens:,.0f} target tokens in "
+                f"{seconds:.1f} s of training "
+                f"({epoch_tokens / max(seconds, 1e-9):,.1f} tokens/s)"
+            )
             if in_epoch == self.steps_per_epoch and self.valid is not None:
                 metrics = self.validate(epoch + 1, writer)
                 if self._stop_early():
