@@ -1,11 +1,13 @@
 """Greedy and beam-5 decoding speed of a trained model on Multi30k test2016.
 
     python benchmarks/decoding_speed.py --model_dir=runs/m30k_rnnsearch \
-        [--data_dir=../shared/data] [--batch_size=64]
+        [--data_dir=../shared/data] [--batch_size=64] \
+        [--length_penalty=average --alpha=0.75] [--output_prefix=PREFIX]
 
 Prints sentences/s for greedy search and beam search (K = 5) over the 1,000
 test sentences, each after one warm-up pass (tracing), and the BLEU of both
-(`sacrebleu --tokenize none` on the tokenised text).
+(`sacrebleu --tokenize none` on the tokenised text). With --output_prefix the
+translations go to PREFIX.greedy and PREFIX.beam5.
 """
 
 import argparse
@@ -23,9 +25,18 @@ def main():
     parser.add_argument("--model_dir", required=True)
     parser.add_argument("--data_dir", default=str(DEFAULT_DATA))
     parser.add_argument("--batch_size", type=int, default=64)
+    parser.add_argument(
+        "--length_penalty",
+        default="average",
+        choices=("none", "average", "gnmt"),
+        help="beam search length normalisation (JoeyNMT's is gnmt, alpha 1)",
+    )
+    parser.add_argument("--alpha", type=float, default=0.75)
+    parser.add_argument("--output_prefix", default=None)
     args = parser.parse_args()
 
     from seq2seq_attn.data import load_corpus
+    from seq2seq_attn.decoding.scoring import Scoring
     from seq2seq_attn.decoding.translator import load_translator
     from seq2seq_attn.evaluation.bleu import corpus_bleu
     from seq2seq_attn.model_dir import ModelDir
@@ -46,9 +57,13 @@ def main():
         f"{args.model_dir}: {len(test)} test2016 sentences, "
         f"batch {args.batch_size}"
     )
+    scoring = Scoring(length_penalty=args.length_penalty, alpha=args.alpha)
     for name, beam in (("greedy", 1), ("beam 5", 5)):
         translator = load_translator(
-            [args.model_dir], beam_size=beam, batch_size=args.batch_size
+            [args.model_dir],
+            beam_size=beam,
+            batch_size=args.batch_size,
+            scoring=scoring,
         )
         translator.translate(test.sources[: args.batch_size])  # trace
         started = time.perf_counter()
@@ -57,6 +72,11 @@ def main():
         bleu = corpus_bleu(
             [r.text for r in results], test.targets, data["bleu_tokenize"]
         )
+        if args.output_prefix:
+            suffix = "greedy" if beam == 1 else f"beam{beam}"
+            pathlib.Path(f"{args.output_prefix}.{suffix}").write_text(
+                "".join(r.text + "\n" for r in results)
+            )
         print(
             f"{name}: {len(test) / elapsed:.1f} sentences/s ({elapsed:.1f} s), "
             f"BLEU {bleu.value:.2f} ({bleu.signature})"

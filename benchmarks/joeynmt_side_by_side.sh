@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# JoeyNMT 2.3 and configs/multi30k/joey_match.flags on the same Multi30k en-de
+# data, one after the other on this machine, then benchmarks/side_by_side.py
+# prints the comparison (training target tokens/s, BLEU on test2016 after the
+# same number of epochs, beam-5 and greedy decoding speed at batch 64).
+#
+#   benchmarks/joeynmt_side_by_side.sh [DATA_DIR] [EPOCHS]
+#
+# DATA_DIR defaults to ../shared/data, EPOCHS to 12 (the anchor's run,
+# ../shared/anchors/joeynmt_multi30k.md). JoeyNMT and a CPU build of PyTorch go
+# into their own virtual environment ($PEERS, default runs/peers), never into
+# the package's. Everything lands in runs/side_by_side_e$EPOCHS/; the log is
+# side_by_side.log there. Rerunning skips a finished JoeyNMT training and
+# resumes ours from its last checkpoint.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+data_dir=$(realpath "${1:-../shared/data}")
+epochs=${2:-12}
+python=${PYTHON:-.venv/bin/python}
+peers=${PEERS:-runs/peers}
+out=runs/side_by_side_e${epochs}
+mkdir -p "$out/data"
+exec >> "$out/side_by_side.log" 2>&1
+echo "== $(date -u +%FT%TZ) commit $(git rev-parse --short HEAD)," \
+  "$(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2)"
+
+if [ ! -x "$peers/bin/python" ]; then
+  python3 -m venv "$peers"
+  # JoeyNMT 2.3.0 imports importlib_metadata without depending on it.
+  "$peers/bin/pip" install -q torch==2.13.0 joeynmt==2.3.0 importlib_metadata
+fi
+
+# JoeyNMT splits on single spaces: collapse runs of spaces (train.en line
+# 16217 has two) and strip the ends. Ours reads the same files.
+for pair in train:train val:val test_2016_flickr:test2016; do
+  for lang in en de; do
+    zcat "$data_dir/multi30k/tok/${pair%%:*}.lc.norm.tok.${lang}.gz" |
+      sed -E 's/ +/ /g; s/^ //; s/ $//' > "$out/data/${pair#*:}.${lang}"
+  done
+done
+sed -e "s|@DIR@|$out|g" -e "s|@EPOCHS@|$epochs|g" \
+  benchmarks/joeynmt_multi30k.yaml > "$out/joey.yaml"
+sed -e 's/beam_size: 5/beam_size: 1/' "$out/joey.yaml" > "$out/joey_greedy.yaml"
+
+echo "== $(date -u +%FT%TZ) train JoeyNMT, $epochs epochs"
+if ! grep -q "Training ended after" "$out/joey/train.log" 2>/dev/null; then
+  rm -rf "$out/joey"
+  "$peers/bin/python" -m joeynmt train "$out/joey.yaml" --skip-test \
+    > "$out/joey_train.out" 2>&1
+fi
+
+echo "== $(date -u +%FT%TZ) train seq2seq_attn, $epochs epochs"
+"$python" -m seq2seq_attn.train \
+  --flagfile=configs/multi30k/joey_match.flags --epochs="$epochs" \
+  --model_dir="$out/ours" \
+  --train_source_file="$out/data/train.en" \
+  --train_target_file="$out/data/train.de" \
+  --valid_source_file="$out/data/val.en" \
+  --valid_target_file="$out/data/val.de" \
+  --corpus= 2>&1 | tr '\r' '\n' | grep -v '^ *[0-9]*/[0-9]* \[' \
+  >> "$out/ours_train.out"
+
+echo "== $(date -u +%FT%TZ) decode test2016 with JoeyNMT (beam 5, greedy)"
+for config in joey joey_greedy; do
+  "$peers/bin/python" -m joeynmt test "$out/$config.yaml" \
+    --output-path "$out/$config.hyp" > "$out/${config}_test.out" 2>&1
+done
+
+echo "== $(date -u +%FT%TZ) decode test2016 with seq2seq_attn (beam 5, greedy)"
+"$python" benchmarks/decoding_speed.py --model_dir="$out/ours" \
+  --data_dir="$data_dir" --batch_size=64 --length_penalty=gnmt --alpha=1.0 \
+  --output_prefix="$out/ours" > "$out/ours_decode.out" 2>&1
+
+echo "== $(date -u +%FT%TZ) report"
+"$python" benchmarks/side_by_side.py "$out" | tee "$out/report.md"
