@@ -1,19 +1,29 @@
 #!/usr/bin/env bash
 # Trains configs/multi30k/NAME.flags into runs/m30k_NAME, then scores the
 # best checkpoint on test2016 (beam 5, sacrebleu --tokenize none) and times
-# decoding. Usage: benchmarks/train_multi30k.sh [DATA_DIR] NAME [NAME ...]
-# Logs go to runs/m30k_NAME.log; rerunning resumes from the last checkpoint.
+# decoding. Usage: benchmarks/train_multi30k.sh [DATA_DIR] ENTRY [ENTRY ...]
+# where ENTRY is NAME, or RUN=NAME:FLAGS to train NAME.flags with extra
+# comma-separated FLAGS into runs/m30k_RUN (see benchmarks/luong_table4.sh).
+# Logs go to runs/m30k_RUN.log; rerunning resumes from the last checkpoint.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 data_dir=${1:-../shared/data}
 shift
 python=${PYTHON:-.venv/bin/python}
-for name in "$@"; do
-  model_dir=runs/m30k_${name}
+for entry in "$@"; do
+  run=${entry%%=*}
+  spec=${entry#*=}
+  name=${spec%%:*}
+  extra=()
+  if [[ $spec == *:* ]]; then
+    IFS=, read -r -a extra <<< "${spec#*:}"
+  fi
+  model_dir=runs/m30k_${run}
   {
-    echo "== $(date -u +%FT%TZ) commit $(git rev-parse --short HEAD): train ${name}"
+    echo "== $(date -u +%FT%TZ) commit $(git rev-parse --short HEAD): train ${run}"
+    echo "== python -m seq2seq_attn.train --flagfile=configs/multi30k/${name}.flags ${extra[*]}"
     /usr/bin/time -v "$python" -m seq2seq_attn.train \
-      --flagfile="configs/multi30k/${name}.flags" \
+      --flagfile="configs/multi30k/${name}.flags" "${extra[@]}" \
       --model_dir="$model_dir" --data_dir="$data_dir"
     test_dir=$(mktemp -d)
     for lang in en de; do
@@ -25,6 +35,6 @@ for name in "$@"; do
       --bleu_tokenize=none --beam_size=5
     "$python" benchmarks/decoding_speed.py --model_dir="$model_dir" \
       --data_dir="$data_dir"
-    echo "== $(date -u +%FT%TZ) done ${name}"
-  } >> "runs/m30k_${name}.log" 2>&1
+    echo "== $(date -u +%FT%TZ) done ${run}"
+  } >> "runs/m30k_${run}.log" 2>&1
 done
