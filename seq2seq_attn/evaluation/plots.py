@@ -35,11 +35,12 @@ def attention_heatmap(
 
 
 def bleu_by_length_plot(named_buckets, path):
-    """Saves a line plot of BLEU per source-length bucket, one line each."""
+    """Saves a line plot of BLEU per source-length bucket, one line each;
+    each bucket's label gives its number of sentences."""
     figure, axes = plt.subplots(figsize=(6, 4))
     for name, buckets in named_buckets.items():
         axes.plot(
-            [b.label for b in buckets],
+            [f"{b.label}\n({b.sentences})" for b in buckets],
             [b.bleu for b in buckets],
             marker="o",
             label=name,
