@@ -33,6 +33,9 @@ def main():
     )
     parser.add_argument("--alpha", type=float, default=0.75)
     parser.add_argument("--output_prefix", default=None)
+    parser.add_argument(
+        "--precision", default="float32", choices=("float32", "bfloat16")
+    )
     args = parser.parse_args()
 
     from seq2seq_attn.data import load_corpus
@@ -55,12 +58,13 @@ def main():
     )
     print(
         f"{args.model_dir}: {len(test)} test2016 sentences, "
-        f"batch {args.batch_size}"
+        f"batch {args.batch_size}, {args.precision}"
     )
     scoring = Scoring(length_penalty=args.length_penalty, alpha=args.alpha)
     for name, beam in (("greedy", 1), ("beam 5", 5)):
         translator = load_translator(
             [args.model_dir],
+            precision=args.precision,
             beam_size=beam,
             batch_size=args.batch_size,
             scoring=scoring,
@@ -74,6 +78,8 @@ def main():
         )
         if args.output_prefix:
             suffix = "greedy" if beam == 1 else f"beam{beam}"
+            if args.precision != "float32":
+                suffix += f".{args.precision}"
             pathlib.Path(f"{args.output_prefix}.{suffix}").write_text(
                 "".join(r.text + "\n" for r in results)
             )

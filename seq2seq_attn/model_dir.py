@@ -61,13 +61,41 @@ class ModelDir:
         return json.loads(path.read_text()) if path.is_file() else None
 
 
-def load_trained(model_dir, checkpoint="best"):
+PRECISIONS = {
+    "float32": "float32",
+    "bfloat16": "mixed_bfloat16",
+    "float16": "mixed_float16",
+}
+
+
+def build_with_precision(config, precision="float32"):
+    """`build_model(config)` computing in `precision` ("float32", "bfloat16"
+    or "float16"); the weights stay float32 and the logits come out float32.
+    bfloat16 runs the matrix products on the CPU's bfloat16 units (AMX,
+    AVX-512 BF16) where there are some."""
+    import keras
+
+    if precision not in PRECISIONS:
+        raise ValueError(
+            f"precision must be one of {sorted(PRECISIONS)}, got {precision!r}"
+        )
+    previous = keras.config.dtype_policy()
+    keras.config.set_dtype_policy(PRECISIONS[precision])
+    try:
+        return build_model(config)
+    finally:
+        keras.config.set_dtype_policy(previous)
+
+
+def load_trained(model_dir, checkpoint="best", precision="float32"):
     """A trained model and its tokenizers, from `model_dir` alone.
 
     Args:
         model_dir: a directory written by `python -m seq2seq_attn.train`.
         checkpoint: "best" (by validation BLEU; the latest if none), "latest"
             or a checkpoint path.
+        precision: the compute precision of the rebuilt model (see
+            `build_with_precision`); the checkpoint is the same.
 
     Returns:
         `(run_config, model, source_tokenizer, target_tokenizer)`.
@@ -81,7 +109,7 @@ def load_trained(model_dir, checkpoint="best"):
     target = load_tokenizer(paths.vocab_dir("target"))
     source.check_vocab_size(run.model.source_vocab_size, "source")
     target.check_vocab_size(run.model.target_vocab_size, "target")
-    model = build_model(run.model)
+    model = build_with_precision(run.model, precision)
     prefix = paths.checkpoint_path(checkpoint)
     tf.train.Checkpoint(model=model).restore(prefix).expect_partial()
     return run, model, source, target

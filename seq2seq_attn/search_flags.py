@@ -24,6 +24,12 @@ flags.DEFINE_float("max_length_a", 1.5, "Output limit: a * source length + b.")
 flags.DEFINE_float("max_length_b", 5, "Output limit: a * source length + b.")
 flags.DEFINE_integer("max_input_tokens", 0, "Cut longer inputs (0: no limit).")
 flags.DEFINE_integer("batch_size", 64, "Sentences per search call.")
+flags.DEFINE_enum(
+    "precision",
+    "float32",
+    ["float32", "bfloat16", "float16"],
+    "Compute precision; bfloat16 uses the CPU's AMX/AVX-512 BF16 units.",
+)
 flags.mark_flag_as_required("model_dir")
 
 
@@ -39,6 +45,7 @@ def translator_from_flags():
     return load_translator(
         FLAGS.model_dir,
         FLAGS.checkpoint,
+        precision=FLAGS.precision,
         beam_size=FLAGS.beam_size,
         scoring=Scoring(FLAGS.length_penalty, FLAGS.alpha, FLAGS.beta),
         nbest=FLAGS.nbest,

@@ -146,3 +146,31 @@ def test_ensemble_of_one_model_twice_equals_the_model(trained_model_dir):
     ):
         assert a.text == b.text
         assert abs(a.score - b.score) < 1e-4
+
+
+def test_bfloat16_model_computes_close_to_float32(trained_model_dir, rng):
+    from conftest import padded_batch
+
+    from seq2seq_attn.model_dir import load_trained
+
+    _, exact, _, _ = load_trained(trained_model_dir)
+    _, fast, _, _ = load_trained(trained_model_dir, precision="bfloat16")
+    source = padded_batch(rng, [9, 4, 12], 400)
+    target = padded_batch(rng, [7, 10, 3], 400)
+    expected = np.asarray(exact([source, target]))
+    logits = np.asarray(fast([source, target]))
+    assert logits.dtype == np.float32
+    assert fast.get_layer("deep_output").compute_dtype == "bfloat16"
+    # bfloat16 keeps 8 bits of mantissa: close, not equal.
+    assert 0 < np.abs(logits - expected).max() < 0.05 * np.abs(expected).max()
+
+    translator = load_translator([trained_model_dir], precision="bfloat16")
+    results = translator.translate(SENTENCES)
+    assert [bool(r.text) for r in results] == [
+        bool(s.strip()) for s in SENTENCES
+    ]
+
+
+def test_unknown_precision_is_named(trained_model_dir):
+    with pytest.raises(ValueError, match="precision must be one of"):
+        load_translator([trained_model_dir], precision="int8")

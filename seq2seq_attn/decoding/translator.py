@@ -194,13 +194,16 @@ class Translator:
             translation.nbest[0] = (translation.text, translation.score)
 
 
-def load_translator(model_dirs, checkpoint="best", **options):
+def load_translator(
+    model_dirs, checkpoint="best", precision="float32", **options
+):
     """A `Translator` for one model directory, or an ensemble of several
-    (which must share their vocabularies)."""
+    (which must share their vocabularies), computing in `precision`
+    ("float32", "bfloat16" or "float16"); `options` go to `Translator`."""
     from seq2seq_attn.decoding.ensemble import EnsembleForm
     from seq2seq_attn.model_dir import load_trained
 
-    loaded = [load_trained(path, checkpoint) for path in model_dirs]
+    loaded = [load_trained(path, checkpoint, precision) for path in model_dirs]
     _, model, source, target = loaded[0]
     for path, (_, _, other_source, other_target) in zip(
         model_dirs[1:], loaded[1:], strict=True
