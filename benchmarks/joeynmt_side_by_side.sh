@@ -11,7 +11,9 @@
 # into their own virtual environment ($PEERS, default runs/peers), never into
 # the package's. Everything lands in runs/side_by_side_e$EPOCHS/; the log is
 # side_by_side.log there. Rerunning skips a finished JoeyNMT training and
-# resumes ours from its last checkpoint.
+# resumes ours from its last checkpoint. With BFLOAT16=1 ours is trained and
+# decoded a second time in bfloat16 (--mixed_precision=mixed_bfloat16,
+# --precision=bfloat16), an extra column of the report.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 data_dir=$(realpath "${1:-../shared/data}")
@@ -49,16 +51,25 @@ if ! grep -q "Training ended after" "$out/joey/train.log" 2>/dev/null; then
     > "$out/joey_train.out" 2>&1
 fi
 
-echo "== $(date -u +%FT%TZ) train seq2seq_attn, $epochs epochs"
-"$python" -m seq2seq_attn.train \
-  --flagfile=configs/multi30k/joey_match.flags --epochs="$epochs" \
-  --model_dir="$out/ours" \
-  --train_source_file="$out/data/train.en" \
-  --train_target_file="$out/data/train.de" \
-  --valid_source_file="$out/data/val.en" \
-  --valid_target_file="$out/data/val.de" \
-  --corpus= 2>&1 | tr '\r' '\n' | grep -v '^ *[0-9]*/[0-9]* \[' \
-  >> "$out/ours_train.out"
+train_ours() {  # NAME [FLAGS...]
+  local name=$1
+  shift
+  echo "== $(date -u +%FT%TZ) commit $(git rev-parse --short HEAD):" \
+    "train $name, $epochs epochs $*"
+  "$python" -m seq2seq_attn.train \
+    --flagfile=configs/multi30k/joey_match.flags --epochs="$epochs" \
+    --model_dir="$out/$name" \
+    --train_source_file="$out/data/train.en" \
+    --train_target_file="$out/data/train.de" \
+    --valid_source_file="$out/data/val.en" \
+    --valid_target_file="$out/data/val.de" \
+    --corpus= "$@" 2>&1 | tr '\r' '\n' | grep -v '^ *[0-9]*/[0-9]* \[' \
+    >> "$out/${name}_train.out"
+}
+train_ours ours
+if [ "${BFLOAT16:-0}" = 1 ]; then
+  train_ours ours_bf16 --mixed_precision=mixed_bfloat16
+fi
 
 echo "== $(date -u +%FT%TZ) decode test2016 with JoeyNMT (beam 5, greedy)"
 for config in joey joey_greedy; do
@@ -66,10 +77,19 @@ for config in joey joey_greedy; do
     --output-path "$out/$config.hyp" > "$out/${config}_test.out" 2>&1
 done
 
-echo "== $(date -u +%FT%TZ) decode test2016 with seq2seq_attn (beam 5, greedy)"
-"$python" benchmarks/decoding_speed.py --model_dir="$out/ours" \
-  --data_dir="$data_dir" --batch_size=64 --length_penalty=gnmt --alpha=1.0 \
-  --output_prefix="$out/ours" > "$out/ours_decode.out" 2>&1
+decode_ours() {  # NAME PRECISION
+  echo "== $(date -u +%FT%TZ) commit $(git rev-parse --short HEAD):" \
+    "decode test2016 with $1 in $2 (beam 5, greedy)"
+  "$python" benchmarks/decoding_speed.py --model_dir="$out/$1" \
+    --data_dir="$data_dir" --batch_size=64 --length_penalty=gnmt --alpha=1.0 \
+    --precision="$2" --output_prefix="$out/$1" \
+    > "$out/${1}_${2}_decode.out" 2>&1
+}
+decode_ours ours float32
+if [ "${BFLOAT16:-0}" = 1 ]; then
+  decode_ours ours bfloat16
+  decode_ours ours_bf16 bfloat16
+fi
 
 echo "== $(date -u +%FT%TZ) report"
 "$python" benchmarks/side_by_side.py "$out" | tee "$out/report.md"

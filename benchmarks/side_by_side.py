@@ -2,9 +2,10 @@
 
     python benchmarks/side_by_side.py runs/side_by_side_e12
 
-Reads JoeyNMT's train.log and test logs and our training log, validation.tsv
-and decoding log, scores all four test2016 translations with the same
-sacreBLEU call, and prints a Markdown table with ratios (ours / JoeyNMT).
+Reads JoeyNMT's train.log and test logs and, for each of our runs there
+(`ours`, and `ours_bf16` if present), the training log, validation.tsv and
+decoding logs; scores every test2016 translation with the same sacreBLEU call,
+and prints two Markdown tables (training, decoding) with ratios to JoeyNMT.
 """
 
 import argparse
@@ -28,62 +29,65 @@ OURS_EPOCH = re.compile(
 )
 OURS_PARAMS = re.compile(r"training \w+: ([\d,]+) parameters")
 OURS_DECODE = re.compile(r"^(greedy|beam 5): ([\d.]+) sentences/s", re.M)
+OURS_RUNS = {"ours": "float32", "ours_bf16": "mixed_bfloat16"}
 
 
-def _last_per_epoch(matches):
-    """{epoch: (tokens, seconds)}, the last report of each epoch (a resumed
-    epoch is reported again, for its remaining steps only: those add up)."""
+def _per_epoch(matches):
+    """{epoch: (tokens, seconds)}; a resumed epoch is reported twice (before
+    and after the resume, each for its own steps): the parts add up."""
     epochs = {}
     for epoch, tokens, seconds in matches:
-        epochs.setdefault(int(epoch), []).append(
-            (int(tokens.replace(",", "")), float(seconds))
-        )
-    return {
-        epoch: tuple(map(sum, zip(*parts, strict=True)))
-        for epoch, parts in epochs.items()
-    }
+        parts = epochs.setdefault(int(epoch), [0, 0.0])
+        parts[0] += int(tokens.replace(",", ""))
+        parts[1] += float(seconds)
+    return epochs
 
 
-def joey_figures(out):
+def joey_training(out):
     log = (out / "joey" / "train.log").read_text()
-    epochs = _last_per_epoch(JOEY_EPOCH.findall(log))
-    valid = [(float(b), float(p)) for b, p in JOEY_VALID.findall(log)]
-    decode = {}
-    for name, config in (("beam 5", "joey"), ("greedy", "joey_greedy")):
-        text = (out / f"{config}_test.out").read_text()
-        test_part = text[text.index("on test set") :]
-        seconds = float(
-            re.search(r"Generation took ([\d.]+)\[sec\]", test_part).group(1)
-        )
-        decode[name] = seconds
+    valid = JOEY_VALID.findall(log)
     return {
+        "name": "JoeyNMT 2.3 (float32)",
         "params": int(JOEY_PARAMS.search(log).group(1)),
-        "epochs": epochs,
-        "valid_bleu": [b for b, _ in valid],
-        "valid_ppl": [p for _, p in valid],
-        "decode_seconds": decode,
-        "hypotheses": {
-            "beam 5": out / "joey.hyp.test",
-            "greedy": out / "joey_greedy.hyp.test",
-        },
+        "epochs": _per_epoch(JOEY_EPOCH.findall(log)),
+        "valid_bleu": [float(b) for b, _ in valid],
+        "valid_ppl": [float(p) for _, p in valid],
     }
 
 
-def ours_figures(out, sentences):
-    log = (out / "ours_train.out").read_text()
-    with open(out / "ours" / "validation.tsv") as stream:
+def ours_training(out, run, policy):
+    log = (out / f"{run}_train.out").read_text()
+    with open(out / run / "validation.tsv") as stream:
         rows = list(csv.DictReader(stream, delimiter="\t"))
-    decode_log = (out / "ours_decode.out").read_text()
-    speeds = {k: float(v) for k, v in OURS_DECODE.findall(decode_log)}
     return {
+        "name": f"seq2seq_attn ({policy})",
         "params": int(OURS_PARAMS.search(log).group(1).replace(",", "")),
-        "epochs": _last_per_epoch(OURS_EPOCH.findall(log)),
+        "epochs": _per_epoch(OURS_EPOCH.findall(log)),
         "valid_bleu": [float(row["bleu"]) for row in rows],
         "valid_ppl": [float(row["perplexity"]) for row in rows],
-        "decode_seconds": {k: sentences / v for k, v in speeds.items()},
-        "hypotheses": {
-            "beam 5": out / "ours.beam5",
-            "greedy": out / "ours.greedy",
+    }
+
+
+def joey_decoding(out, sentences):
+    speeds, hypotheses = {}, {}
+    for search, config in (("beam 5", "joey"), ("greedy", "joey_greedy")):
+        text = (out / f"{config}_test.out").read_text()
+        test_part = text[text.index("on test set") :]
+        seconds = re.search(r"Generation took ([\d.]+)\[sec\]", test_part)
+        speeds[search] = sentences / float(seconds.group(1))
+        hypotheses[search] = out / f"{config}.hyp.test"
+    return {"name": "JoeyNMT 2.3, float32", "speeds": speeds, "hyp": hypotheses}
+
+
+def ours_decoding(out, run, precision):
+    log = (out / f"{run}_{precision}_decode.out").read_text()
+    suffix = "" if precision == "float32" else f".{precision}"
+    return {
+        "name": f"seq2seq_attn {run}, {precision} decoding",
+        "speeds": {k: float(v) for k, v in OURS_DECODE.findall(log)},
+        "hyp": {
+            "beam 5": out / f"{run}.beam5{suffix}",
+            "greedy": out / f"{run}.greedy{suffix}",
         },
     }
 
@@ -95,69 +99,74 @@ def bleu(path, references, tokenize):
     ).score
 
 
+def training_table(systems):
+    joey_speed = _speed(systems[0])[2]
+    lines = [
+        "| training | parameters | epochs | target tokens/epoch | training "
+        "s (validation excluded) | **target tokens/s** | vs JoeyNMT |",
+        "|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    for system in systems:
+        tokens, seconds, speed = _speed(system)
+        epochs = len(system["epochs"])
+        lines.append(
+            f"| {system['name']} | {system['params']:,} | {epochs} | "
+            f"{tokens / epochs:,.0f} | {seconds:,.0f} | {speed:,.0f} | "
+            f"{speed / joey_speed:.2f}x |"
+        )
+    return "\n".join(lines)
+
+
+def _speed(system):
+    tokens = sum(t for t, _ in system["epochs"].values())
+    seconds = sum(s for _, s in system["epochs"].values())
+    return tokens, seconds, tokens / seconds
+
+
+def decoding_table(systems, references):
+    joey = systems[0]["speeds"]
+    lines = [
+        "| test2016, batch 64 | BLEU beam 5 | (13a) | BLEU greedy | "
+        "**beam 5 sentences/s** | vs JoeyNMT | greedy sentences/s | "
+        "vs JoeyNMT |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for system in systems:
+        beam, greedy = system["speeds"]["beam 5"], system["speeds"]["greedy"]
+        lines.append(
+            f"| {system['name']} | "
+            f"{bleu(system['hyp']['beam 5'], references, 'none'):.2f} | "
+            f"{bleu(system['hyp']['beam 5'], references, '13a'):.2f} | "
+            f"{bleu(system['hyp']['greedy'], references, 'none'):.2f} | "
+            f"{beam:.1f} | {beam / joey['beam 5']:.2f}x | {greedy:.1f} | "
+            f"{greedy / joey['greedy']:.2f}x |"
+        )
+    return "\n".join(lines)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("out", type=pathlib.Path)
     args = parser.parse_args()
-    references = (args.out / "data" / "test2016.de").read_text().splitlines()
-    sentences = len(references)
-    joey = joey_figures(args.out)
-    ours = ours_figures(args.out, sentences)
-
-    def speed(figures):
-        tokens = sum(t for t, _ in figures["epochs"].values())
-        seconds = sum(s for _, s in figures["epochs"].values())
-        return tokens, seconds, tokens / seconds
-
-    rows = []
-
-    def row(label, j, o, ratio=None, fmt="{:,.2f}"):
-        cells = [fmt.format(j), fmt.format(o)]
-        cells.append("" if ratio is None else f"{ratio:.2f}x")
-        rows.append(f"| {label} | " + " | ".join(cells) + " |")
-
-    row("parameters", joey["params"], ours["params"], fmt="{:,}")
-    row("epochs", len(joey["epochs"]), len(ours["epochs"]), fmt="{:d}")
-    (jt, js, jr), (ot, os_, orate) = speed(joey), speed(ours)
-    row(
-        "target tokens per epoch",
-        jt / len(joey["epochs"]),
-        ot / len(ours["epochs"]),
-        fmt="{:,.0f}",
-    )
-    row(
-        "training time (s, validation excluded)",
-        js,
-        os_,
-        js / os_,
-        fmt="{:,.0f}",
-    )
-    row("**training target tokens/s**", jr, orate, orate / jr, fmt="{:,.0f}")
-    for name in ("beam 5", "greedy"):
-        for tokenize in ("none", "13a"):
-            row(
-                f"test2016 BLEU, {name} (tokenize {tokenize})",
-                bleu(joey["hypotheses"][name], references, tokenize),
-                bleu(ours["hypotheses"][name], references, tokenize),
-            )
-    for name in ("beam 5", "greedy"):
-        j = sentences / joey["decode_seconds"][name]
-        o = sentences / ours["decode_seconds"][name]
-        row(
-            f"**{name} decoding, batch 64 (sentences/s)**",
-            j,
-            o,
-            o / j,
-            fmt="{:,.1f}",
-        )
-    print("| figure | JoeyNMT 2.3 | seq2seq_attn | ours / JoeyNMT |")
-    print("|---|---:|---:|---:|")
-    print("\n".join(rows))
-    for name, figures in (("JoeyNMT", joey), ("seq2seq_attn", ours)):
-        bleus = ", ".join(f"{b:.2f}" for b in figures["valid_bleu"])
-        ppls = ", ".join(f"{p:.2f}" for p in figures["valid_ppl"])
-        print(f"\n{name} validation greedy BLEU by epoch: {bleus}")
-        print(f"{name} validation perplexity by epoch: {ppls}")
+    out = args.out
+    references = (out / "data" / "test2016.de").read_text().splitlines()
+    runs = [run for run in OURS_RUNS if (out / f"{run}_train.out").exists()]
+    training = [joey_training(out)] + [
+        ours_training(out, run, OURS_RUNS[run]) for run in runs
+    ]
+    decoding = [joey_decoding(out, len(references))]
+    for run in runs:
+        for precision in ("float32", "bfloat16"):
+            if (out / f"{run}_{precision}_decode.out").exists():
+                decoding.append(ours_decoding(out, run, precision))
+    print(training_table(training))
+    print()
+    print(decoding_table(decoding, references))
+    for system in training:
+        bleus = ", ".join(f"{b:.2f}" for b in system["valid_bleu"])
+        ppls = ", ".join(f"{p:.2f}" for p in system["valid_ppl"])
+        print(f"\n{system['name']}, validation greedy BLEU by epoch: {bleus}")
+        print(f"{system['name']}, validation perplexity by epoch: {ppls}")
 
 
 if __name__ == "__main__":
