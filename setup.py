@@ -19,7 +19,9 @@ TEST = [
     "nbformat>=5.9",
     "ipykernel>=6.29",
 ]
-DEV = TEST + ["jupyter"]
+# benchmarks/: Moses detokenisation for sacreBLEU on raw text.
+BENCH = ["sacremoses>=0.1"]
+DEV = TEST + BENCH + ["jupyter"]
 
 setup(
     name="seq2seq_attn",
@@ -48,6 +50,7 @@ setup(
     extras_require={
         "gpu": ["tensorflow[and-cuda]>=2.16,<2.21"],
         "test": TEST,
+        "bench": BENCH,
         "dev": DEV,
     },
     classifiers=[
