@@ -49,24 +49,27 @@ def max_output_lengths(source_ids, a=1.5, b=5):
     return tf.cast(tf.math.ceil(a * source_lengths + b), tf.int32)
 
 
-def step_log_probs(form, tokens, position, state, encoded):
-    """Log-probabilities of one step of `form` (normalised unless the form
-    already returns log-probabilities, as `EnsembleForm` does)."""
+def step_scores(form, tokens, position, state, encoded):
+    """One step of `form`, ready for a search.
+
+    Returns:
+        `(scores, normaliser, alignment, state)`: scores [N, V] float32 are
+        the logits with <pad> and <s> at -inf (never chosen), and
+        log p(y) = scores[y] - normaliser [N, 1] (the log-sum-exp of all
+        logits; zero when the form already returns log-probabilities, as
+        `EnsembleForm` does). Searches take their top tokens from `scores`
+        and normalise only those, instead of writing out a full
+        log-softmax over the vocabulary.
+    """
     logits, alignment, state = form.step(tokens, position, state, encoded)
     logits = tf.cast(logits, tf.float32)
-    if not getattr(form, "returns_log_probs", False):
-        logits = tf.nn.log_softmax(logits, axis=-1)
-    return logits, tf.cast(alignment, tf.float32), state
-
-
-def _allowed(log_probs, force_eos):
-    """Never <pad> or <s>; only </s> where the length limit is reached."""
-    vocab = tf.shape(log_probs)[-1]
-    ids = tf.range(vocab)
-    never = (ids == PAD_ID) | (ids == BOS_ID)
-    log_probs = tf.where(never, NEG_INF, log_probs)
-    only_eos = tf.where(ids == EOS_ID, log_probs, NEG_INF)
-    return tf.where(force_eos, only_eos, log_probs)
+    if getattr(form, "returns_log_probs", False):
+        normaliser = tf.zeros_like(logits[:, :1])
+    else:
+        normaliser = tf.reduce_logsumexp(logits, axis=-1, keepdims=True)
+    ids = tf.range(tf.shape(logits)[-1])
+    never = tf.where((ids == PAD_ID) | (ids == BOS_ID), NEG_INF, 0.0)
+    return logits + never, normaliser, tf.cast(alignment, tf.float32), state
 
 
 def _write(buffer, position, values):
@@ -136,19 +139,36 @@ def beam_search(
 
     def body(v):
         t = v["step"]
-        log_probs, alignment, state = step_log_probs(
+        scores, normaliser, alignment, state = step_scores(
             form, v["tokens"], t, v["state"], encoded
         )
-        vocab = tf.shape(log_probs)[-1]
-        log_probs = tf.reshape(log_probs, [batch, k, vocab])
+        # Within one beam every candidate has the same length and coverage,
+        # so the ranking is monotone in log p(y): each beam's k best tokens
+        # hold the k best of all K x V candidates. Only those are normalised
+        # and ranked.
+        per_beam = tf.minimum(k, tf.shape(scores)[-1])
+        top_scores, top_ids = tf.math.top_k(scores, per_beam)
+        top_log_probs = tf.reshape(top_scores - normaliser, [batch, k, -1])
+        top_ids = tf.reshape(top_ids, [batch, k, -1])
+        eos_log_probs = tf.reshape(
+            scores[:, EOS_ID] - normaliser[:, 0], [batch, k, 1]
+        )
         alignment = tf.reshape(alignment, [batch, k, source_length])
+        first = tf.range(per_beam)[None, None] == 0  # [1, 1, per_beam]
+        # At the length limit only </s>; a finished hypothesis only extends
+        # with <pad> at no cost, so it keeps its score.
         force_eos = (t >= limits - 1)[:, None, None]
-        log_probs = _allowed(log_probs, force_eos)
+        top_ids = tf.where(force_eos, EOS_ID, top_ids)
+        top_log_probs = tf.where(
+            force_eos, tf.where(first, eos_log_probs, NEG_INF), top_log_probs
+        )
         finished = v["finished"][:, :, None]
-        frozen = tf.where(tf.range(vocab) == PAD_ID, 0.0, NEG_INF)
-        log_probs = tf.where(finished, frozen, log_probs)
+        top_ids = tf.where(finished, PAD_ID, top_ids)
+        top_log_probs = tf.where(
+            finished, tf.where(first, 0.0, NEG_INF), top_log_probs
+        )
 
-        candidates = v["cumulative"][:, :, None] + log_probs
+        candidates = v["cumulative"][:, :, None] + top_log_probs
         lengths = v["lengths"] + tf.cast(~v["finished"], tf.int32)
         coverage = v["coverage"] + tf.where(
             v["finished"][:, :, None], 0.0, alignment
@@ -161,8 +181,10 @@ def beam_search(
             ]
         ranked = tf.where(candidates > NEG_INF, ranked, NEG_INF)
         _, flat_index = tf.math.top_k(tf.reshape(ranked, [batch, -1]), k)
-        parents = flat_index // vocab
-        new_tokens = flat_index % vocab
+        parents = flat_index // per_beam
+        new_tokens = tf.gather(
+            tf.reshape(top_ids, [batch, -1]), flat_index, batch_dims=1
+        )
 
         def pick(x):
             return tf.gather(x, parents, batch_dims=1)

@@ -6,9 +6,8 @@ from seq2seq_attn.data.special_tokens import BOS_ID, EOS_ID, PAD_ID
 from seq2seq_attn.decoding.beam_search import (
     NEG_INF,
     SearchResult,
-    _allowed,
     max_output_lengths,
-    step_log_probs,
+    step_scores,
 )
 from seq2seq_attn.decoding.scoring import Scoring
 
@@ -52,12 +51,12 @@ def greedy_search(
 
     def body(v):
         t = v["step"]
-        log_probs, alignment, state = step_log_probs(
+        scores, normaliser, alignment, state = step_scores(
             form, v["tokens"], t, v["state"], encoded
         )
-        log_probs = _allowed(log_probs, (t >= limits - 1)[:, None])
-        tokens = tf.argmax(log_probs, axis=-1, output_type=tf.int32)
-        chosen = tf.gather(log_probs, tokens, batch_dims=1)
+        tokens = tf.argmax(scores, axis=-1, output_type=tf.int32)
+        tokens = tf.where(t >= limits - 1, EOS_ID, tokens)  # length limit
+        chosen = tf.gather(scores, tokens, batch_dims=1) - normaliser[:, 0]
         alive = ~v["finished"]
         tokens = tf.where(alive, tokens, PAD_ID)
         step_attention = tf.where(alive[:, None], alignment, 0.0)
