@@ -66,7 +66,12 @@ def step_scores(form, tokens, position, state, encoded):
     if getattr(form, "returns_log_probs", False):
         normaliser = tf.zeros_like(logits[:, :1])
     else:
-        normaliser = tf.reduce_logsumexp(logits, axis=-1, keepdims=True)
+        # log-sum-exp (the logits are finite): only ops TF Serving's stock
+        # build runs (see export/allowed_ops.txt).
+        peak = tf.reduce_max(logits, axis=-1, keepdims=True)
+        normaliser = peak + tf.math.log(
+            tf.reduce_sum(tf.exp(logits - peak), axis=-1, keepdims=True)
+        )
     ids = tf.range(tf.shape(logits)[-1])
     never = tf.where((ids == PAD_ID) | (ids == BOS_ID), NEG_INF, 0.0)
     return logits + never, normaliser, tf.cast(alignment, tf.float32), state
