@@ -1,0 +1,169 @@
+"""Where the training time of a flagfile's model goes, on real batches.
+
+    python benchmarks/profile_training.py \
+        --flagfile=configs/multi30k/joey_match.flags [--batches=30] \
+        [--mixed_precision=mixed_bfloat16] [--data_dir=../shared/data]
+
+Builds the flagfile's model and vocabularies from Multi30k train, takes
+--batches batches the way training does (sorted windows), and prints the
+mean milliseconds per batch of, each after a warm-up pass:
+  - the training step: forward, loss, gradients (no optimizer update);
+  - the forward pass alone;
+  - the output layer alone (RNNsearch's maxout deep output or Luong's
+    softmax projection, with the loss and all its gradients) on inputs of
+    the same shapes;
+so that the rest (embeddings, encoder, attention and the recurrences) is the
+difference.
+"""
+
+import argparse
+import os
+import pathlib
+import statistics
+import time
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+
+DEFAULT_DATA = pathlib.Path(__file__).resolve().parents[2] / "shared" / "data"
+
+
+def timed(function, batches):
+    function(*batches[0])  # trace
+    times = []
+    for batch in batches:
+        started = time.perf_counter()
+        function(*batch)
+        times.append(time.perf_counter() - started)
+    return 1000 * statistics.mean(times)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--flagfile", required=True)
+    parser.add_argument("--batches", type=int, default=30)
+    parser.add_argument("--mixed_precision", default="")
+    parser.add_argument("--data_dir", default=str(DEFAULT_DATA))
+    args = parser.parse_args()
+
+    import keras
+    import tensorflow as tf
+
+    from seq2seq_attn.data import (
+        WordTokenizer,
+        encode_corpus,
+        load_corpus,
+        make_dataset,
+    )
+    from seq2seq_attn.models.builder import build_model
+    from seq2seq_attn.train import run_config_from_flagfile
+
+    if args.mixed_precision:
+        keras.mixed_precision.set_global_policy(args.mixed_precision)
+    run = run_config_from_flagfile(args.flagfile)
+    data = run.data
+    train = load_corpus(
+        "multi30k",
+        "train",
+        data.source,
+        data.target,
+        variant=data.variant,
+        data_dir=args.data_dir,
+    )
+    work = pathlib.Path(os.environ.get("TMPDIR", "/tmp")) / "profile_vocab"
+    source = WordTokenizer.build(
+        train.sources, work / "source", max_size=data.source_vocab_size
+    )
+    target = WordTokenizer.build(
+        train.targets, work / "target", max_size=data.target_vocab_size
+    )
+    encoded = encode_corpus(
+        train, source, target, data.max_source_length, data.max_target_length
+    )
+    dataset = make_dataset(
+        encoded,
+        batch_size=data.batch_size,
+        sort_window=data.sort_window,
+        seed=run.train.seed,
+    )
+    batches = [
+        (source_ids, target_in, target_out)
+        for (source_ids, target_in), target_out in dataset.take(args.batches)
+    ]
+    tokens = sum(
+        int(tf.reduce_sum(tf.cast(b[2] != 0, tf.int32))) for b in batches
+    )
+    model = build_model(
+        run.model.replace(
+            source_vocab_size=source.vocab_size,
+            target_vocab_size=target.vocab_size,
+        )
+    )
+    loss_fn = keras.losses.SparseCategoricalCrossentropy(
+        from_logits=True, ignore_class=0, reduction="sum"
+    )
+
+    @tf.function
+    def step(source_ids, target_in, target_out):
+        with tf.GradientTape() as tape:
+            logits = model([source_ids, target_in], training=True)
+            loss = loss_fn(target_out, logits)
+        return tape.gradient(loss, model.trainable_variables)
+
+    @tf.function
+    def forward(source_ids, target_in, target_out):
+        return loss_fn(
+            target_out, model([source_ids, target_in], training=True)
+        )
+
+    names = {layer.name for layer in model.layers}
+    head = model.get_layer(
+        "deep_output" if "deep_output" in names else "output_projection"
+    )
+    dtype = keras.mixed_precision.global_policy().compute_dtype
+    config = run.model
+
+    def head_inputs(target_in):
+        shape = tf.shape(target_in)
+        if head.name == "deep_output":
+            widths = [
+                config.hidden_units,
+                config.embedding_dim,
+                2 * config.encoder_size,
+            ]
+        else:
+            widths = [config.hidden_units]
+        return [
+            tf.random.normal([shape[0], shape[1], width], dtype=dtype)
+            for width in widths
+        ]
+
+    @tf.function
+    def output_layer(source_ids, target_in, target_out):
+        inputs = head_inputs(target_in)
+        with tf.GradientTape() as tape:
+            tape.watch(inputs)
+            loss = loss_fn(target_out, head(*inputs))
+        return tape.gradient(loss, [*head.trainable_variables, *inputs])
+
+    full = timed(step, batches)
+    forward_ms = timed(forward, batches)
+    head_ms = timed(output_layer, batches)
+    print(
+        f"{args.flagfile} ({args.mixed_precision or 'float32'}): "
+        f"{model.count_params():,} parameters, {len(batches)} batches of "
+        f"{data.batch_size}, {tokens / len(batches):.0f} target tokens each"
+    )
+    print(f"training step (forward + gradients): {full:7.1f} ms/batch")
+    print(f"  forward pass only:                 {forward_ms:7.1f} ms/batch")
+    print(
+        f"  output layer + loss + gradients:   {head_ms:7.1f} ms/batch "
+        f"({100 * head_ms / full:.0f}%)"
+    )
+    print(
+        f"  the rest (encoder, attention, recurrences): "
+        f"{full - head_ms:7.1f} ms/batch ({100 * (full - head_ms) / full:.0f}%)"
+    )
+
+
+if __name__ == "__main__":
+    main()
