@@ -102,14 +102,17 @@ def main():
         from_logits=True, ignore_class=0, reduction="sum"
     )
 
-    @tf.function
+    ids = tf.TensorSpec([None, None], tf.int32)
+    compiled = tf.function(input_signature=[ids, ids, ids])
+
+    @compiled
     def step(source_ids, target_in, target_out):
         with tf.GradientTape() as tape:
             logits = model([source_ids, target_in], training=True)
             loss = loss_fn(target_out, logits)
         return tape.gradient(loss, model.trainable_variables)
 
-    @tf.function
+    @compiled
     def forward(source_ids, target_in, target_out):
         return loss_fn(
             target_out, model([source_ids, target_in], training=True)
@@ -137,7 +140,7 @@ def main():
             for width in widths
         ]
 
-    @tf.function
+    @compiled
     def output_layer(source_ids, target_in, target_out):
         inputs = head_inputs(target_in)
         with tf.GradientTape() as tape:
