@@ -12,6 +12,16 @@ from seq2seq_attn.layers.recurrence import swap_batch_and_time as time_major
 from seq2seq_attn.serialization import initializer_config, register
 
 
+def split_recurrent_kernel(recurrent_kernel, dtype=None):
+    """`((U_z U_r) [n, 2n], U [n, n])` from the [n, 3n] kernel, cast to
+    `dtype`: done once per sequence, outside the loop over time, so that no
+    step slices (or casts) the kernel again."""
+    units = ops.shape(recurrent_kernel)[0]
+    if dtype is not None:
+        recurrent_kernel = ops.cast(recurrent_kernel, dtype)
+    return recurrent_kernel[:, : 2 * units], recurrent_kernel[:, 2 * units :]
+
+
 def gru_step(projected_input, previous, recurrent_kernel):
     """One GRU update with the input projection already applied.
 
@@ -22,20 +32,23 @@ def gru_step(projected_input, previous, recurrent_kernel):
     Args:
         projected_input: [B, 3n], W x (+ bias) for the gates (z, r, h~).
         previous: h, [B, n].
-        recurrent_kernel: [n, 3n], (U_z, U_r, U) side by side.
+        recurrent_kernel: [n, 3n], (U_z, U_r, U) side by side, or its two
+            parts from `split_recurrent_kernel`.
 
     Returns:
         h', [B, n].
     """
+    if not isinstance(recurrent_kernel, tuple):
+        recurrent_kernel = split_recurrent_kernel(recurrent_kernel)
+    gates_kernel, candidate_kernel = recurrent_kernel
     units = ops.shape(previous)[-1]
     gates = ops.sigmoid(
-        projected_input[:, : 2 * units]
-        + ops.matmul(previous, recurrent_kernel[:, : 2 * units])
+        projected_input[:, : 2 * units] + ops.matmul(previous, gates_kernel)
     )
     update, reset = gates[:, :units], gates[:, units:]
     candidate = ops.tanh(
         projected_input[:, 2 * units :]
-        + ops.matmul(reset * previous, recurrent_kernel[:, 2 * units :])
+        + ops.matmul(reset * previous, candidate_kernel)
     )
     return (1.0 - update) * previous + update * candidate
 
@@ -112,9 +125,10 @@ class GRU(keras.layers.Layer):
                 (batch, self.units), dtype=self.compute_dtype
             )
         projected = ops.matmul(inputs, self.kernel) + self.bias
+        kernels = split_recurrent_kernel(self.recurrent_kernel, projected.dtype)
 
         def step(previous, projected_t, mask_t):
-            state = gru_step(projected_t, previous, self.recurrent_kernel)
+            state = gru_step(projected_t, previous, kernels)
             return ops.where(mask_t[:, None], state, previous)
 
         final_state, states = scan_over_time(

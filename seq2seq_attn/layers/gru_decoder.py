@@ -4,7 +4,7 @@ import keras
 from keras import ops
 
 from seq2seq_attn.layers.bahdanau_attention import BahdanauAttention
-from seq2seq_attn.layers.gru import gru_step
+from seq2seq_attn.layers.gru import gru_step, split_recurrent_kernel
 from seq2seq_attn.layers.recurrence import scan_over_time
 from seq2seq_attn.layers.recurrence import swap_batch_and_time as time_major
 from seq2seq_attn.serialization import initializer_config, register
@@ -117,7 +117,13 @@ class GRUDecoder(keras.layers.Layer):
         return self.attention.project_keys(memory)
 
     def step(
-        self, projected_embedding, state, memory, keys=None, memory_mask=None
+        self,
+        projected_embedding,
+        state,
+        memory,
+        keys=None,
+        memory_mask=None,
+        recurrent_kernel=None,
     ):
         """One decoder step i.
 
@@ -125,6 +131,8 @@ class GRUDecoder(keras.layers.Layer):
             projected_embedding: `project_embedding(E y_{i-1})`, [B, 3n].
             state: s_{i-1}, [B, n].
             memory, keys, memory_mask: as in `call` and `project_keys`.
+            recurrent_kernel: U split by `split_recurrent_kernel`, when the
+                caller loops over many steps (default: split here).
 
         Returns:
             `(state, context, alignment)`: s_i [B, n], c_i [B, Dc] and alpha_i
@@ -140,7 +148,9 @@ class GRUDecoder(keras.layers.Layer):
             context, self.context_kernel
         )
         return (
-            gru_step(gate_inputs, state, self.recurrent_kernel),
+            gru_step(
+                gate_inputs, state, recurrent_kernel or self.recurrent_kernel
+            ),
             context,
             alignment,
         )
@@ -149,10 +159,13 @@ class GRUDecoder(keras.layers.Layer):
         initial = self.initial_state(summary)
         projected = time_major(self.project_embedding(target_embedding))
         keys = self.project_keys(memory)
+        kernels = split_recurrent_kernel(self.recurrent_kernel, projected.dtype)
         if self.attention is None:
 
             def fixed_context_step(state, projected_t):
-                return self.step(projected_t, state, memory)[0]
+                return self.step(
+                    projected_t, state, memory, recurrent_kernel=kernels
+                )[0]
 
             _, states = scan_over_time(
                 fixed_context_step, initial, (projected,), projected.dtype
@@ -170,7 +183,14 @@ class GRUDecoder(keras.layers.Layer):
         )
 
         def attention_step(carry, projected_t):
-            return self.step(projected_t, carry[0], memory, keys, memory_mask)
+            return self.step(
+                projected_t,
+                carry[0],
+                memory,
+                keys,
+                memory_mask,
+                recurrent_kernel=kernels,
+            )
 
         _, (states, contexts, alignments) = scan_over_time(
             attention_step, carry, (projected,), projected.dtype
