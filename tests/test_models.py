@@ -95,6 +95,30 @@ def test_inference_form_matches_training_form(name, batch):
 
 
 @pytest.mark.parametrize("name", sorted(CONFIGS))
+def test_step_projects_only_the_rows_asked_for(name, batch):
+    source, target = batch
+    form = InferenceForm(build_model(CONFIGS[name]))
+    encoded, state = form.encode(source)
+    full, full_alignment, full_state = form.step(
+        target[:, 0], 0, state, encoded
+    )
+    rows = np.array([3, 1], "int32")
+    some, alignment, some_state = form.step(
+        target[:, 0], 0, state, encoded, rows=rows
+    )
+    assert some.shape == (2, VOCAB + 2)
+    np.testing.assert_allclose(
+        np.asarray(some), np.asarray(full)[rows], atol=1e-6
+    )
+    # Every row's recurrence still advances.
+    np.testing.assert_array_equal(
+        np.asarray(alignment), np.asarray(full_alignment)
+    )
+    for ours, theirs in zip(some_state, full_state, strict=True):
+        np.testing.assert_array_equal(np.asarray(ours), np.asarray(theirs))
+
+
+@pytest.mark.parametrize("name", sorted(CONFIGS))
 def test_padding_changes_no_unmasked_output(name, batch):
     source, target = batch
     model = build_model(CONFIGS[name])

@@ -49,19 +49,34 @@ def max_output_lengths(source_ids, a=1.5, b=5):
     return tf.cast(tf.math.ceil(a * source_lengths + b), tf.int32)
 
 
-def step_scores(form, tokens, position, state, encoded):
-    """One step of `form`, ready for a search.
+def top_candidates(form, tokens, position, state, encoded, k, live):
+    """One step of `form` for a search: each live row's k best next tokens.
+
+    Only the `live` rows (unfinished hypotheses) are projected onto the
+    vocabulary and normalised; the recurrence advances every row. Tokens are
+    ranked by their logits (<pad> and <s> never chosen), and only the chosen
+    ones are normalised: log p(y) = logit(y) - log-sum-exp(logits), with no
+    full log-softmax over the vocabulary (the log-sum-exp is skipped when
+    the form already returns log-probabilities, as `EnsembleForm` does).
+
+    Args:
+        form: an `InferenceForm` (or `EnsembleForm`).
+        tokens: int32 [N], the previous tokens.
+        position: t.
+        state, encoded: the form's.
+        k: how many tokens to keep per row (at most the vocabulary size).
+        live: bool [N].
 
     Returns:
-        `(scores, normaliser, alignment, state)`: scores [N, V] float32 are
-        the logits with <pad> and <s> at -inf (never chosen), and
-        log p(y) = scores[y] - normaliser [N, 1] (the log-sum-exp of all
-        logits; zero when the form already returns log-probabilities, as
-        `EnsembleForm` does). Searches take their top tokens from `scores`
-        and normalise only those, instead of writing out a full
-        log-softmax over the vocabulary.
+        `(log_probs, ids, eos_log_probs, alignment, state)`: float32 [N, k]
+        best first, int32 [N, k], float32 [N] (log p(</s>)), float32
+        [N, Tx] and the next state. Rows that are not live get -inf
+        log-probabilities and <pad> ids.
     """
-    logits, alignment, state = form.step(tokens, position, state, encoded)
+    rows = tf.cast(tf.reshape(tf.where(live), [-1]), tf.int32)
+    logits, alignment, state = form.step(
+        tokens, position, state, encoded, rows=rows
+    )
     logits = tf.cast(logits, tf.float32)
     if getattr(form, "returns_log_probs", False):
         normaliser = tf.zeros_like(logits[:, :1])
@@ -74,7 +89,25 @@ def step_scores(form, tokens, position, state, encoded):
         )
     ids = tf.range(tf.shape(logits)[-1])
     never = tf.where((ids == PAD_ID) | (ids == BOS_ID), NEG_INF, 0.0)
-    return logits + never, normaliser, tf.cast(alignment, tf.float32), state
+    top_scores, top_ids = tf.math.top_k(
+        logits + never, tf.minimum(k, tf.shape(logits)[-1])
+    )
+    eos_log_probs = logits[:, EOS_ID] - normaliser[:, 0]
+    # Back to every row: the rows that are not live get -inf and <pad>.
+    index = rows[:, None]
+    size = tf.shape(live)[0]
+    width = tf.shape(top_ids)[-1]
+    return (
+        tf.tensor_scatter_nd_update(
+            tf.fill([size, width], NEG_INF), index, top_scores - normaliser
+        ),
+        tf.scatter_nd(index, top_ids, [size, width]),
+        tf.tensor_scatter_nd_update(
+            tf.fill([size], NEG_INF), index, eos_log_probs
+        ),
+        tf.cast(alignment, tf.float32),
+        state,
+    )
 
 
 def _write(buffer, position, values):
@@ -144,20 +177,25 @@ def beam_search(
 
     def body(v):
         t = v["step"]
-        scores, normaliser, alignment, state = step_scores(
-            form, v["tokens"], t, v["state"], encoded
-        )
+        live = ~v["finished"] & (v["cumulative"] > NEG_INF)
         # Within one beam every candidate has the same length and coverage,
         # so the ranking is monotone in log p(y): each beam's k best tokens
-        # hold the k best of all K x V candidates. Only those are normalised
-        # and ranked.
-        per_beam = tf.minimum(k, tf.shape(scores)[-1])
-        top_scores, top_ids = tf.math.top_k(scores, per_beam)
-        top_log_probs = tf.reshape(top_scores - normaliser, [batch, k, -1])
-        top_ids = tf.reshape(top_ids, [batch, k, -1])
-        eos_log_probs = tf.reshape(
-            scores[:, EOS_ID] - normaliser[:, 0], [batch, k, 1]
+        # hold the k best of all K x V candidates. Only those are ranked.
+        top_log_probs, top_ids, eos_log_probs, alignment, state = (
+            top_candidates(
+                form,
+                v["tokens"],
+                t,
+                v["state"],
+                encoded,
+                k,
+                tf.reshape(live, [-1]),
+            )
         )
+        per_beam = tf.shape(top_ids)[-1]
+        top_log_probs = tf.reshape(top_log_probs, [batch, k, -1])
+        top_ids = tf.reshape(top_ids, [batch, k, -1])
+        eos_log_probs = tf.reshape(eos_log_probs, [batch, k, 1])
         alignment = tf.reshape(alignment, [batch, k, source_length])
         first = tf.range(per_beam)[None, None] == 0  # [1, 1, per_beam]
         # At the length limit only </s>; a finished hypothesis only extends

@@ -7,7 +7,7 @@ from seq2seq_attn.decoding.beam_search import (
     NEG_INF,
     SearchResult,
     max_output_lengths,
-    step_scores,
+    top_candidates,
 )
 from seq2seq_attn.decoding.scoring import Scoring
 
@@ -51,14 +51,13 @@ def greedy_search(
 
     def body(v):
         t = v["step"]
-        scores, normaliser, alignment, state = step_scores(
-            form, v["tokens"], t, v["state"], encoded
-        )
-        tokens = tf.argmax(scores, axis=-1, output_type=tf.int32)
-        tokens = tf.where(t >= limits - 1, EOS_ID, tokens)  # length limit
-        chosen = tf.gather(scores, tokens, batch_dims=1) - normaliser[:, 0]
         alive = ~v["finished"]
-        tokens = tf.where(alive, tokens, PAD_ID)
+        log_probs, ids, eos_log_probs, alignment, state = top_candidates(
+            form, v["tokens"], t, v["state"], encoded, 1, alive
+        )
+        at_limit = t >= limits - 1  # the length limit forces </s>
+        tokens = tf.where(alive, tf.where(at_limit, EOS_ID, ids[:, 0]), PAD_ID)
+        chosen = tf.where(at_limit, eos_log_probs, log_probs[:, 0])
         step_attention = tf.where(alive[:, None], alignment, 0.0)
         return dict(
             step=t + 1,

@@ -42,7 +42,7 @@ class InferenceForm:
             self._layers, ops.convert_to_tensor(source_ids)
         )
 
-    def step(self, token_ids, position, state, encoded):
+    def step(self, token_ids, position, state, encoded, rows=None):
         """One decoder step.
 
         Args:
@@ -50,10 +50,16 @@ class InferenceForm:
             position: t, counted from 0 (a scalar or [B]).
             state: from `encode` or the previous step.
             encoded: from `encode`.
+            rows: optional int32 [n]: compute the logits of these batch rows
+                only (the recurrence still advances every row). Searches
+                pass their live hypotheses, so that the vocabulary
+                projection, the largest matmul of a step, skips finished
+                ones.
 
         Returns:
-            `(logits, alignment, state)`: float32 logits [B, V], attention
-            weights [B, Tx] (zeros without attention) and the next state.
+            `(logits, alignment, state)`: float32 logits [B, V] ([n, V] with
+            `rows`), attention weights [B, Tx] (zeros without attention) and
+            the next state.
         """
         return self._family.step(
             self._layers,
@@ -61,4 +67,5 @@ class InferenceForm:
             position,
             state,
             encoded,
+            rows=rows,
         )

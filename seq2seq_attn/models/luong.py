@@ -13,7 +13,7 @@ from seq2seq_attn.initializers import initializers_for
 from seq2seq_attn.layers.lstm import StackedLSTM
 from seq2seq_attn.layers.luong_decoder import LuongDecoder
 from seq2seq_attn.layers.masking import ReverseSequence
-from seq2seq_attn.models.shared_layers import input_layers
+from seq2seq_attn.models.shared_layers import input_layers, select_rows
 
 
 def create_layers(config):
@@ -112,8 +112,9 @@ def encode(layers, source_ids):
     return encoded, decoder.initial_state(final_state)
 
 
-def step(layers, token_ids, position, state, encoded):
-    """One decoder step: `(logits [B, V], alignment [B, Tx], state)`."""
+def step(layers, token_ids, position, state, encoded, rows=None):
+    """One decoder step: `(logits [B, V], alignment [B, Tx], state)`; with
+    `rows`, the logits of those rows only ([n, V])."""
     attentional, alignment, state = layers["decoder"].step(
         layers["target_embedding"](token_ids),
         position,
@@ -122,7 +123,7 @@ def step(layers, token_ids, position, state, encoded):
         encoded.get("keys"),
         encoded["memory_mask"],
     )
-    logits = layers["output_projection"](attentional)
+    logits = layers["output_projection"](*select_rows(rows, attentional))
     if alignment is None:
         alignment = keras.ops.zeros(
             keras.ops.shape(encoded["memory_mask"]), dtype=logits.dtype

@@ -17,7 +17,7 @@ from seq2seq_attn.initializers import initializers_for
 from seq2seq_attn.layers.gru import GRU, BidirectionalGRU
 from seq2seq_attn.layers.gru_decoder import GRUDecoder
 from seq2seq_attn.layers.maxout_deep_output import MaxoutDeepOutput
-from seq2seq_attn.models.shared_layers import input_layers
+from seq2seq_attn.models.shared_layers import input_layers, select_rows
 
 
 def create_layers(config):
@@ -105,8 +105,9 @@ def encode(layers, source_ids):
     return encoded, (decoder.initial_state(summary),)
 
 
-def step(layers, token_ids, position, state, encoded):
-    """One decoder step: `(logits [B, V], alignment [B, Tx], state)`."""
+def step(layers, token_ids, position, state, encoded, rows=None):
+    """One decoder step: `(logits [B, V], alignment [B, Tx], state)`; with
+    `rows`, the logits of those rows only ([n, V])."""
     decoder = layers["decoder"]
     previous_state = state[0]
     embedding = layers["target_embedding"](token_ids)
@@ -117,7 +118,9 @@ def step(layers, token_ids, position, state, encoded):
         encoded.get("keys"),
         encoded["memory_mask"],
     )
-    logits = layers["deep_output"](previous_state, embedding, context)
+    logits = layers["deep_output"](
+        *select_rows(rows, previous_state, embedding, context)
+    )
     if alignment is None:
         alignment = ops.zeros(
             ops.shape(encoded["memory_mask"]), dtype=logits.dtype
