@@ -200,3 +200,22 @@ def test_search_traces_in_a_tf_function():
     eager = beam_search(form, source, beam_size=3)
     np.testing.assert_array_equal(tokens.numpy(), eager.tokens.numpy())
     np.testing.assert_allclose(scores.numpy(), eager.scores.numpy(), atol=1e-5)
+
+
+@pytest.mark.parametrize("beam_size", [1, 3])
+def test_an_empty_batch_gives_empty_results(beam_size):
+    form = InferenceForm(_model())
+
+    @tf.function(input_signature=[tf.TensorSpec([None, None], tf.int32)])
+    def translate(source):
+        if beam_size == 1:
+            result = greedy_search(form, source)
+        else:
+            result = beam_search(form, source, beam_size=beam_size, nbest=2)
+        return result.tokens, result.alignments, result.scores
+
+    tokens, alignments, scores = translate(np.zeros((0, 4), "int32"))
+    n = 1 if beam_size == 1 else 2
+    assert tokens.shape[:2] == (0, n)
+    assert alignments.shape[0] == 0 and alignments.shape[-1] == 4
+    assert scores.shape == (0, n)

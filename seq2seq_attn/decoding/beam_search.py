@@ -1,10 +1,12 @@
 """Batched, in-graph beam search over an inference form.
 
-B sentences times K beams advance together in one `tf.while_loop`. The token
-and attention histories are fixed-size buffers in the loop state, reordered
-with each step's parent beams, so every hypothesis comes out with the
-attention matrix of its own tokens; no custom op (no `GatherTree`) and no
-Python loop over time, so the search traces, compiles and exports.
+B sentences times K beams advance together in one `tf.while_loop`. Each
+step records, per beam, its parent beam, the token it wrote and its
+attention; after the loop, the best hypotheses are read back by following
+the parents from the last step to the first (the in-graph equivalent of
+`GatherTree`, with no custom op and no Python loop over time, so the search
+traces, compiles and exports). Each step's cost does not grow with the
+length of the histories.
 
 A hypothesis that emits </s> is finished and frozen: it keeps its score and
 its slot, and competes with the live ones under the same `Scoring`. The
@@ -110,12 +112,41 @@ def top_candidates(form, tokens, position, state, encoded, k, live):
     )
 
 
-def _write(buffer, position, values):
-    """buffer[:, :, position] = values, for buffers [B, K, T, ...]."""
-    length = tf.shape(buffer)[2]
-    hot = tf.one_hot(position, length, dtype=buffer.dtype)
-    hot = tf.reshape(hot, [1, 1, -1] + [1] * (len(buffer.shape) - 3))
-    return buffer * (1 - hot) + tf.expand_dims(values, 2) * hot
+def _backtrack(parents, tokens, attention, beams):
+    """The histories of `beams`, read back through the parent pointers.
+
+    Args:
+        parents, tokens: int32 [T, B, K]: at step t, the beam each new
+            hypothesis extends and the token it wrote.
+        attention: float32 [T, B, K, Tx], the attention of that token.
+        beams: int32 [B, N], the chosen hypotheses' beams after step T - 1.
+
+    Returns:
+        `(tokens [B, N, T], attention [B, N, T, Tx])` of the chosen ones.
+    """
+
+    def back(carried, step):
+        beams = carried[0]
+        step_parents, step_tokens, step_attention = step
+
+        def pick(x):
+            return tf.gather(x, beams, batch_dims=1)
+
+        return pick(step_parents), pick(step_tokens), pick(step_attention)
+
+    batch, n = tf.shape(beams)[0], tf.shape(beams)[1]
+    start = (
+        beams,
+        tf.zeros([batch, n], tf.int32),
+        tf.zeros([batch, n, tf.shape(attention)[-1]]),
+    )
+    _, chosen_tokens, chosen_attention = tf.scan(
+        back, (parents, tokens, attention), start, reverse=True
+    )
+    return (
+        tf.transpose(chosen_tokens, [1, 2, 0]),
+        tf.transpose(chosen_attention, [1, 2, 0, 3]),
+    )
 
 
 def beam_search(
@@ -167,13 +198,16 @@ def beam_search(
         finished=tf.zeros([batch, k], tf.bool),
         lengths=tf.zeros([batch, k], tf.int32),
         coverage=tf.zeros([batch, k, source_length]),
-        history=tf.zeros([batch, k, steps], tf.int32),
-        attention=tf.zeros([batch, k, steps, source_length]),
+        parents=tf.TensorArray(tf.int32, size=steps),
+        written=tf.TensorArray(tf.int32, size=steps),
+        attention=tf.TensorArray(tf.float32, size=steps),
     )
 
     def not_done(v):
         alive = ~v["finished"] & (v["cumulative"] > NEG_INF)
-        return (v["step"] < steps) & tf.reduce_any(alive)
+        # At least one step, also for an empty batch: the recorded
+        # histories then have a (zero-sized) shape to stack.
+        return (v["step"] < steps) & (tf.reduce_any(alive) | (v["step"] == 0))
 
     def body(v):
         t = v["step"]
@@ -252,8 +286,9 @@ def beam_search(
             finished=finished,
             lengths=pick(lengths),
             coverage=pick(coverage),
-            history=_write(pick(v["history"]), t, written),
-            attention=_write(pick(v["attention"]), t, step_attention),
+            parents=v["parents"].write(t, parents),
+            written=v["written"].write(t, written),
+            attention=v["attention"].write(t, step_attention),
         )
 
     final = tf.while_loop(
@@ -269,10 +304,17 @@ def beam_search(
     def best(x):
         return tf.gather(x, order, batch_dims=1)
 
+    produced = final["step"]
+    tokens, attention = _backtrack(
+        *(final[name].stack()[:produced] for name in ("parents", "written")),
+        final["attention"].stack()[:produced],
+        order,
+    )
+    unused = steps - produced  # the buffers keep their full length
     return SearchResult(
-        tokens=best(final["history"]),
+        tokens=tf.pad(tokens, [[0, 0], [0, 0], [0, unused]]),
         lengths=best(final["lengths"]),
         scores=top_scores,
         log_probs=best(final["cumulative"]),
-        alignments=best(final["attention"]),
+        alignments=tf.pad(attention, [[0, 0], [0, 0], [0, unused], [0, 0]]),
     )

@@ -47,7 +47,10 @@ def greedy_search(
     )
 
     def not_done(v):
-        return (v["step"] < steps) & ~tf.reduce_all(v["finished"])
+        # At least one step, also for an empty batch: the recorded
+        # histories then have a (zero-sized) shape to stack.
+        unfinished = ~tf.reduce_all(v["finished"]) | (v["step"] == 0)
+        return (v["step"] < steps) & unfinished
 
     def body(v):
         t = v["step"]
