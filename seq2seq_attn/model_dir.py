@@ -111,5 +111,16 @@ def load_trained(model_dir, checkpoint="best", precision="float32"):
     target.check_vocab_size(run.model.target_vocab_size, "target")
     model = build_with_precision(run.model, precision)
     prefix = paths.checkpoint_path(checkpoint)
-    tf.train.Checkpoint(model=model).restore(prefix).expect_partial()
+    restored = tf.train.Checkpoint(model=model).restore(prefix)
+    try:
+        # Every weight of the model must come from the checkpoint (a
+        # training checkpoint also holds the optimizer: that part may stay).
+        restored.expect_partial().assert_existing_objects_matched()
+    except AssertionError as error:
+        raise ValueError(
+            f"checkpoint {prefix} does not hold every weight of the "
+            f"{run.model.architecture} model (a Luong checkpoint written "
+            "before StackedLSTM stored its weights as attributes lacks the "
+            f"LSTM weights): {str(error).splitlines()[0]}"
+        ) from error
     return run, model, source, target

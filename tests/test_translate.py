@@ -174,3 +174,20 @@ def test_bfloat16_model_computes_close_to_float32(trained_model_dir, rng):
 def test_unknown_precision_is_named(trained_model_dir):
     with pytest.raises(ValueError, match="precision must be one of"):
         load_translator([trained_model_dir], precision="int8")
+
+
+def test_a_checkpoint_missing_weights_is_named(trained_model_dir, tmp_path):
+    import shutil
+
+    import tensorflow as tf
+
+    from seq2seq_attn.model_dir import load_trained
+
+    copy = tmp_path / "model"
+    shutil.copytree(trained_model_dir, copy)
+    shutil.rmtree(copy / "best")
+    hollow = tf.train.Checkpoint(model=tf.Module(), step=tf.Variable(7))
+    tf.train.CheckpointManager(hollow, str(copy / "best"), 1).save()
+    with pytest.raises(ValueError, match="does not hold every weight"):
+        load_trained(copy)
+    load_trained(copy, checkpoint="latest")  # the training checkpoints do

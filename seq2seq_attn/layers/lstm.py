@@ -89,31 +89,51 @@ class StackedLSTM(keras.layers.Layer):
         self.seed_generator = keras.random.SeedGenerator()
 
     def build(self, inputs_shape):
-        self.kernels, self.recurrent_kernels, self.biases = [], [], []
+        # One attribute per weight (kernel_0, ...): TensorFlow checkpoints
+        # follow attributes, not lists of variables held by a Keras 3 layer.
         input_size = inputs_shape[-1]
         for layer in range(self.num_layers):
-            self.kernels.append(
-                self.add_weight(
-                    name=f"kernel_{layer}",
-                    shape=(input_size, 4 * self.units),
-                    initializer=self.kernel_initializer,
+            for name, shape, initializer in (
+                (
+                    "kernel",
+                    (input_size, 4 * self.units),
+                    self.kernel_initializer,
+                ),
+                (
+                    "recurrent_kernel",
+                    (self.units, 4 * self.units),
+                    self.recurrent_initializer,
+                ),
+                ("bias", (4 * self.units,), self.bias_initializer),
+            ):
+                setattr(
+                    self,
+                    f"{name}_{layer}",
+                    self.add_weight(
+                        name=f"{name}_{layer}",
+                        shape=shape,
+                        initializer=initializer,
+                    ),
                 )
-            )
-            self.recurrent_kernels.append(
-                self.add_weight(
-                    name=f"recurrent_kernel_{layer}",
-                    shape=(self.units, 4 * self.units),
-                    initializer=self.recurrent_initializer,
-                )
-            )
-            self.biases.append(
-                self.add_weight(
-                    name=f"bias_{layer}",
-                    shape=(4 * self.units,),
-                    initializer=self.bias_initializer,
-                )
-            )
             input_size = self.units
+
+    def _per_layer(self, name):
+        return [getattr(self, f"{name}_{i}") for i in range(self.num_layers)]
+
+    @property
+    def kernels(self):
+        """W of every layer, bottom first: [input size, 4n]."""
+        return self._per_layer("kernel")
+
+    @property
+    def recurrent_kernels(self):
+        """U of every layer: [n, 4n]."""
+        return self._per_layer("recurrent_kernel")
+
+    @property
+    def biases(self):
+        """b of every layer: [4n]."""
+        return self._per_layer("bias")
 
     def zero_state(self, batch, dtype=None):
         """A flat tuple of 2L zero tensors [B, n]."""
