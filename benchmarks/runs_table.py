@@ -5,9 +5,9 @@ benchmarks/luong_table4.sh, for the paper tables of benchmarks/RESULTS.md.
 
 Reads RUN/validation.tsv, RUN/eval/metrics.json and the run's log RUN.log
 (training output, `evaluate` and `benchmarks/decoding_speed.py`), and prints:
-parameters, epochs trained (the best one), training time and target tokens/s
-(validation excluded), validation perplexity and greedy BLEU at the best
-epoch, test2016 BLEU with beam 5 (`--tokenize none` on the tokenised text,
+parameters, epochs trained (and the one in best/, evaluated), training
+time and target tokens/s (validation excluded), validation perplexity and
+greedy BLEU at that epoch, test2016 BLEU with beam 5 (`--tokenize none` on the tokenised text,
 and detokenised with sacremoses against the raw references, `-lc 13a`: the
 models write lowercase) and greedy, and beam-5 sentences/s. Needs
 `pip install -e ".[bench]"`.
@@ -50,7 +50,15 @@ def run_row(run, raw_references, language):
     log = pathlib.Path(f"{run}.log").read_text(errors="replace")
     with open(run / "validation.tsv") as stream:
         validations = list(csv.DictReader(stream, delimiter="\t"))
-    best = max(validations, key=lambda row: float(row["bleu"]))
+    # The epoch of the checkpoint in best/ (the one evaluated), else the
+    # best validation BLEU.
+    best_epoch = json.loads((run / "best" / "metrics.json").read_text()).get(
+        "epoch"
+    )
+    best = max(
+        validations,
+        key=lambda row: (int(row["epoch"]) == best_epoch, float(row["bleu"])),
+    )
     tokens = seconds = 0.0
     for _, epoch_tokens, epoch_seconds in EPOCH.findall(log):
         tokens += float(epoch_tokens.replace(",", ""))
