@@ -7,9 +7,10 @@ Reads RUN/validation.tsv, RUN/eval/metrics.json and the run's log RUN.log
 (training output, `evaluate` and `benchmarks/decoding_speed.py`), and prints:
 parameters, epochs trained (and the one in best/, evaluated), training
 time and target tokens/s (validation excluded), validation perplexity and
-greedy BLEU at that epoch, test2016 BLEU with beam 5 (`--tokenize none` on the tokenised text,
-and detokenised with sacremoses against the raw references, `-lc 13a`: the
-models write lowercase) and greedy, and beam-5 sentences/s. Needs
+greedy BLEU at that epoch, test2016 BLEU with beam 5 (`--tokenize none` on
+the tokenised text, and detokenised with sacremoses against the raw
+references, `-lc 13a`: the models write lowercase) and greedy, and beam-5
+sentences/s. Needs
 `pip install -e ".[bench]"`.
 
     python benchmarks/runs_table.py --raw_ref=../shared/data/multi30k/\

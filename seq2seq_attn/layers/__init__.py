@@ -12,6 +12,7 @@ from seq2seq_attn.layers.masking import (
     masked_softmax,
 )
 from seq2seq_attn.layers.maxout_deep_output import MaxoutDeepOutput
+from seq2seq_attn.layers.vocabulary_projection import VocabularyProjection
 
 __all__ = [
     "BahdanauAttention",
@@ -24,5 +25,6 @@ __all__ = [
     "PaddingMask",
     "ReverseSequence",
     "StackedLSTM",
+    "VocabularyProjection",
     "masked_softmax",
 ]

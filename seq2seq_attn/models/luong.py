@@ -13,6 +13,7 @@ from seq2seq_attn.initializers import initializers_for
 from seq2seq_attn.layers.lstm import StackedLSTM
 from seq2seq_attn.layers.luong_decoder import LuongDecoder
 from seq2seq_attn.layers.masking import ReverseSequence
+from seq2seq_attn.layers.vocabulary_projection import VocabularyProjection
 from seq2seq_attn.models.shared_layers import input_layers, select_rows
 
 
@@ -53,11 +54,10 @@ def create_layers(config):
             name="decoder",
             **recurrent,
         ),
-        "output_projection": keras.layers.Dense(
+        "output_projection": VocabularyProjection(
             config.target_vocab_size,
             kernel_initializer=init["kernel"],
             bias_initializer=init["bias"],
-            dtype="float32",
             name="output_projection",
         ),
     }
