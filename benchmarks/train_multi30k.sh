@@ -3,7 +3,8 @@
 # best checkpoint on test2016 (beam 5, sacrebleu --tokenize none) and times
 # decoding. Usage: benchmarks/train_multi30k.sh [DATA_DIR] ENTRY [ENTRY ...]
 # where ENTRY is NAME, or RUN=NAME:FLAGS to train NAME.flags with extra
-# comma-separated FLAGS into runs/m30k_RUN (see benchmarks/luong_table4.sh).
+# comma-separated FLAGS into runs/m30k_RUN (see benchmarks/luong_table4.sh;
+# English-French RNNsearch: rnnsearch_en_fr=rnnsearch:--target=fr).
 # Logs go to runs/m30k_RUN.log; rerunning resumes from the last checkpoint.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -26,12 +27,16 @@ for entry in "$@"; do
       --flagfile="configs/multi30k/${name}.flags" "${extra[@]}" \
       --model_dir="$model_dir" --data_dir="$data_dir"
     test_dir=$(mktemp -d)
-    for lang in en de; do
+    # The run's languages (en-de, or en-fr with --target=fr).
+    read -r src tgt < <("$python" -c "import json, sys
+data = json.load(open(sys.argv[1]))['data']
+print(data['source'], data['target'])" "$model_dir/config.json")
+    for lang in "$src" "$tgt"; do
       zcat "$data_dir/multi30k/tok/test_2016_flickr.lc.norm.tok.${lang}.gz" \
         > "$test_dir/test2016.${lang}"
     done
     "$python" -m seq2seq_attn.evaluate --model_dir="$model_dir" \
-      --src="$test_dir/test2016.en" --ref="$test_dir/test2016.de" \
+      --src="$test_dir/test2016.$src" --ref="$test_dir/test2016.$tgt" \
       --bleu_tokenize=none --beam_size=5
     "$python" benchmarks/decoding_speed.py --model_dir="$model_dir" \
       --data_dir="$data_dir"
