@@ -62,6 +62,7 @@ def test_length_filter_counts_what_it_drops(encoded):
         dict(sort_window=20, batch_size=16),
         dict(batch_by="tokens", batch_size=400),
         dict(bucket_boundaries=[6, 10, 14]),
+        dict(bucket_boundaries=[6, 10, 14, 30], pad_to_bucket_boundary=True),
     ],
 )
 def test_every_pair_once_per_epoch_with_specials(encoded, options):
@@ -81,6 +82,20 @@ def test_every_pair_once_per_epoch_with_specials(encoded, options):
         assert source.dtype == target_input.dtype == "int32"
         assert target_input.shape == target_output.shape
         assert np.all(target_input.numpy()[:, 0] == BOS_ID)
+
+
+def test_padding_to_the_bucket_boundary_gives_few_shapes(encoded):
+    _, result, _, _ = encoded
+    dataset = make_dataset(
+        result, bucket_boundaries=[6, 10, 14, 30], pad_to_bucket_boundary=True
+    )
+    shapes = {
+        (source.shape[1], target_input.shape[1])
+        for (source, target_input), _ in dataset
+    }
+    # Both sides padded to the bucket's longest length (boundary - 1).
+    assert shapes <= {(5, 5), (9, 9), (13, 13), (29, 29)}
+    assert len(shapes) >= 2
 
 
 def test_token_batches_respect_the_budget(encoded):

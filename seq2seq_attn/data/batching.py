@@ -169,6 +169,7 @@ def make_dataset(
     shuffle=True,
     seed=0,
     drop_remainder=False,
+    pad_to_bucket_boundary=False,
 ):
     """The batched `tf.data.Dataset` of an `EncodedCorpus`.
 
@@ -185,6 +186,10 @@ def make_dataset(
         shuffle: shuffle the pairs (and the batches of a window) each epoch.
         seed: the shuffling seed; the same seed gives the same batches.
         drop_remainder: drop a last, smaller batch.
+        pad_to_bucket_boundary: with buckets, pad both sides of a batch to
+            its bucket's longest length, so that batches come in a few
+            shapes only (what XLA compiles once each); every length must be
+            below the last boundary.
 
     Returns:
         A dataset of `((source_ids, target_input_ids), target_output_ids)`,
@@ -224,6 +229,7 @@ def make_dataset(
             bucket_boundaries,
             sizes,
             drop_remainder=drop_remainder,
+            pad_to_bucket_boundary=pad_to_bucket_boundary,
         )
         if shuffle:
             dataset = dataset.shuffle(64, seed=seed + 1)

@@ -7,6 +7,7 @@ fails to trace `ops.scan` over several sequences whose length is unknown
 until run time, which is always the case under `tf.data`.
 """
 
+import keras
 from keras import ops
 
 
@@ -45,7 +46,7 @@ def scan_over_time(step, initial, sequences, dtype, reverse=False):
         layout.append((sequence.shape[-1], is_bool, squeeze))
     packed = ops.concatenate(pieces, axis=-1) if len(pieces) > 1 else pieces[0]
 
-    def packed_step(carry, packed_t):
+    def step_of_packed(carry, packed_t):
         slices, start = [], 0
         for width, is_bool, squeeze in layout:
             piece = packed_t[:, start : start + width]
@@ -55,7 +56,41 @@ def scan_over_time(step, initial, sequences, dtype, reverse=False):
             if is_bool:
                 piece = piece > 0.5
             slices.append(piece)
-        new_carry = step(carry, *slices)
+        return step(carry, *slices)
+
+    def packed_step(carry, packed_t):
+        new_carry = step_of_packed(carry, packed_t)
         return new_carry, new_carry
 
+    if keras.backend.backend() == "tensorflow":
+        return _bounded_tf_scan(step_of_packed, initial, packed, reverse)
     return ops.scan(packed_step, initial, packed, reverse=reverse)
+
+
+def _bounded_tf_scan(step, initial, packed, reverse):
+    """`ops.scan` for TensorFlow, with the while loop bounded by the number
+    of time steps (`maximum_iterations`): XLA needs the bound to compile the
+    gradient (`--jit_compile`), and Keras's `ops.scan` does not set it."""
+    import tensorflow as tf
+
+    steps = tf.shape(packed)[0]
+    outputs = tf.nest.map_structure(
+        lambda c: tf.TensorArray(c.dtype, size=steps, element_shape=c.shape),
+        initial,
+    )
+
+    def body(i, carry, outputs):
+        t = steps - 1 - i if reverse else i
+        carry = step(carry, tf.gather(packed, t))
+        outputs = tf.nest.map_structure(
+            lambda array, c: array.write(t, c), outputs, carry
+        )
+        return i + 1, carry, outputs
+
+    _, carry, outputs = tf.while_loop(
+        lambda i, *_: i < steps,
+        body,
+        (tf.constant(0), initial, outputs),
+        maximum_iterations=steps,
+    )
+    return carry, tf.nest.map_structure(lambda array: array.stack(), outputs)

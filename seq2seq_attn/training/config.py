@@ -105,8 +105,9 @@ class TrainConfig:
             better BLEU (0: off).
         mixed_precision: "" or a Keras policy ("mixed_float16",
             "mixed_bfloat16"); logits stay float32.
-        jit_compile: compile the training step with XLA (not supported yet:
-            the trainer says why).
+        jit_compile: compile the forward and backward passes with XLA, once
+            per batch shape (needs `bucket_width`, whose batches are then
+            padded to their bucket's length).
         strategy: "default", "mirrored" or "multi_worker" (from TF_CONFIG).
         num_cpu_devices: split the CPU into this many logical devices (for
             "mirrored" without GPUs; 0: leave it).
@@ -163,6 +164,14 @@ class RunConfig:
     model: ModelConfig
     data: DataConfig
     train: TrainConfig
+
+    def __post_init__(self):
+        _check(
+            not self.train.jit_compile or self.data.bucket_width > 0,
+            "train: jit_compile needs bucket_width (--bucket_width=10, say): "
+            "XLA compiles the training step once per batch shape, and "
+            "buckets pad the batches to a few shapes",
+        )
 
     def to_json(self):
         """Indented JSON of the three configs."""

@@ -133,15 +133,26 @@ class Trainer:
         log(f"train: {encoded.report.summary()}")
         self.train_tokens = int(encoded.target_ids.row_lengths().numpy().sum())
         self.train_tokens += len(encoded)  # one </s> per sentence
+        longest = 1 + max(
+            int(tf.reduce_max(ids.row_lengths()))
+            for ids in (encoded.source_ids, encoded.target_ids)
+        )
         batching = dict(
             batch_size=data.batch_size,
             batch_by=data.batch_by,
             sort_window=data.sort_window,
             bucket_boundaries=(
-                list(range(data.bucket_width + 1, 1024, data.bucket_width))
+                list(
+                    range(
+                        data.bucket_width + 1,
+                        max(1024, longest + data.bucket_width + 1),
+                        data.bucket_width,
+                    )
+                )
                 if data.bucket_width
                 else None
             ),
+            pad_to_bucket_boundary=run.train.jit_compile,
         )
         self.steps_per_epoch = _count_batches(
             make_dataset(encoded, shuffle=False, **batching)
@@ -188,12 +199,6 @@ class Trainer:
         )
 
     def _build(self, train):
-        if train.jit_compile:
-            raise ValueError(
-                "--jit_compile is not supported yet: XLA cannot compile the "
-                "gradient of the recurrences' while loops over sequences whose "
-                "length is known only at run time (it needs static lengths)"
-            )
         keras.utils.set_random_seed(train.seed)
         if train.mixed_precision:
             keras.mixed_precision.set_global_policy(train.mixed_precision)
@@ -275,6 +280,13 @@ class Trainer:
                 loss = loss_sum / tf.maximum(total_tokens, 1.0)
                 objective = optimizer.scale_loss(loss) if scaled else loss
             return loss_sum, tape.gradient(objective, variables)
+
+        if train.jit_compile:
+            # The forward and backward passes through XLA, compiled once per
+            # batch shape; the optimizer update stays outside.
+            loss_and_gradients = tf.function(
+                loss_and_gradients, jit_compile=True
+            )
 
         def replica_step(batch):
             (source, target_input), target_output = replica_shard(batch)
