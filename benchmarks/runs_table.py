@@ -25,13 +25,9 @@ import pathlib
 import re
 
 import sacrebleu
+from trainer_log import DECODE, EPOCH, PARAMS
 
-PARAMS = re.compile(r"training \w+: ([\d,]+) parameters")
-EPOCH = re.compile(r"epoch (\d+): ([\d,]+) target tokens in ([\d.]+) s")
 VALID_SECONDS = re.compile(r"validation after epoch \d+: .*\[(\d+) s\]")
-DECODE = re.compile(
-    r"^(greedy|beam 5): ([\d.]+) sentences/s .*BLEU ([\d.]+)", re.M
-)
 
 
 def detokenized_bleu(run, raw_references, language):

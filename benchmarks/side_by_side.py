@@ -16,6 +16,7 @@ import re
 import statistics
 
 import sacrebleu
+from trainer_log import DECODE, EPOCH, PARAMS, per_epoch
 
 JOEY_EPOCH = re.compile(
     r"Epoch\s+(\d+), total training loss: [\d.]+, num\. of seqs: \d+, "
@@ -26,23 +27,7 @@ JOEY_VALID = re.compile(
     r"ppl:\s*([\d.]+)"
 )
 JOEY_PARAMS = re.compile(r"Total params: (\d+)")
-OURS_EPOCH = re.compile(
-    r"epoch (\d+): ([\d,]+) target tokens in ([\d.]+) s of training"
-)
-OURS_PARAMS = re.compile(r"training \w+: ([\d,]+) parameters")
-OURS_DECODE = re.compile(r"^(greedy|beam 5): ([\d.]+) sentences/s", re.M)
 OURS_RUNS = {"ours": "float32", "ours_bf16": "mixed_bfloat16"}
-
-
-def _per_epoch(matches):
-    """{epoch: (tokens, seconds)}; a resumed epoch is reported twice (before
-    and after the resume, each for its own steps): the parts add up."""
-    epochs = {}
-    for epoch, tokens, seconds in matches:
-        parts = epochs.setdefault(int(epoch), [0, 0.0])
-        parts[0] += int(tokens.replace(",", ""))
-        parts[1] += float(seconds)
-    return epochs
 
 
 def joey_training(out):
@@ -51,7 +36,7 @@ def joey_training(out):
     return {
         "name": "JoeyNMT 2.3 (float32)",
         "params": int(JOEY_PARAMS.search(log).group(1)),
-        "epochs": _per_epoch(JOEY_EPOCH.findall(log)),
+        "epochs": per_epoch(JOEY_EPOCH.findall(log)),
         "valid_bleu": [float(b) for b, _ in valid],
         "valid_ppl": [float(p) for _, p in valid],
     }
@@ -63,8 +48,8 @@ def ours_training(out, run, policy):
         rows = list(csv.DictReader(stream, delimiter="\t"))
     return {
         "name": f"seq2seq_attn ({policy})",
-        "params": int(OURS_PARAMS.search(log).group(1).replace(",", "")),
-        "epochs": _per_epoch(OURS_EPOCH.findall(log)),
+        "params": int(PARAMS.search(log).group(1).replace(",", "")),
+        "epochs": per_epoch(EPOCH.findall(log)),
         "valid_bleu": [float(row["bleu"]) for row in rows],
         "valid_ppl": [float(row["perplexity"]) for row in rows],
     }
@@ -86,7 +71,7 @@ def ours_decoding(out, run, precision):
     suffix = "" if precision == "float32" else f".{precision}"
     return {
         "name": f"seq2seq_attn {run}, {precision} decoding",
-        "speeds": {k: float(v) for k, v in OURS_DECODE.findall(log)},
+        "speeds": {k: float(v) for k, v, _ in DECODE.findall(log)},
         "hyp": {
             "beam 5": out / f"{run}.beam5{suffix}",
             "greedy": out / f"{run}.greedy{suffix}",
