@@ -1,0 +1,130 @@
+"""Where the time of one beam-search step goes, on a trained model.
+
+    python benchmarks/profile_decoding.py --model_dir=runs/m30k_rnnsearch \
+        [--beam_size=5] [--batch_size=64] [--precision=float32] \
+        [--data_dir=../shared/data]
+
+Takes the middle batch of test2016 by source length (as `Translator` batches
+it) and times, each as a traced function run 50 times after a warm-up:
+  - the decoder step without the vocabulary projection (embedding,
+    recurrence, attention) for all B x K rows;
+  - the same step with the projection of every row;
+  - that, plus choosing each row's K best tokens and their log-probabilities
+    (`top_candidates`);
+and the whole beam search of the batch divided by its number of steps (where
+finished hypotheses skip the projection, and the beams are reordered).
+"""
+
+import argparse
+import os
+import pathlib
+import time
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+
+DEFAULT_DATA = pathlib.Path(__file__).resolve().parents[2] / "shared" / "data"
+
+
+def timed(function, repeats=50):
+    function()  # trace
+    started = time.perf_counter()
+    for _ in range(repeats):
+        function()
+    return 1000 * (time.perf_counter() - started) / repeats
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--model_dir", required=True)
+    parser.add_argument("--beam_size", type=int, default=5)
+    parser.add_argument("--batch_size", type=int, default=64)
+    parser.add_argument(
+        "--precision", default="float32", choices=("float32", "bfloat16")
+    )
+    parser.add_argument("--data_dir", default=str(DEFAULT_DATA))
+    args = parser.parse_args()
+
+    import json
+
+    import numpy as np
+    import tensorflow as tf
+
+    from seq2seq_attn.data import BOS_ID, load_corpus
+    from seq2seq_attn.decoding.beam_search import beam_search, top_candidates
+    from seq2seq_attn.decoding.translator import load_translator
+    from seq2seq_attn.model_dir import ModelDir
+
+    data = json.loads(ModelDir(args.model_dir).config.read_text())["data"]
+    test = load_corpus(
+        "multi30k",
+        "test2016",
+        data["source"],
+        data["target"],
+        variant=data["variant"],
+        data_dir=args.data_dir,
+    )
+    translator = load_translator([args.model_dir], precision=args.precision)
+    rows = sorted(translator.encode(test.sources), key=len)
+    middle = len(rows) // 2
+    chunk = rows[middle - args.batch_size // 2 : middle + args.batch_size // 2]
+    source = np.zeros((len(chunk), max(map(len, chunk))), "int32")
+    for r, row in enumerate(chunk):
+        source[r, : len(row)] = row
+    form, k = translator.form, args.beam_size
+    n = len(chunk) * k
+    encoded, state = form.encode(tf.constant(source))
+    tile = lambda x: tf.repeat(x, k, axis=0)  # noqa: E731
+    encoded = tf.nest.map_structure(tile, encoded)
+    state = tf.nest.map_structure(tile, state)
+    tokens = tf.fill([n], BOS_ID)
+    everyone = tf.range(n)
+    nobody = tf.zeros([0], tf.int32)
+    live = tf.ones([n], tf.bool)
+
+    @tf.function
+    def step_without_projection():
+        return form.step(tokens, 0, state, encoded, rows=nobody)[1]
+
+    @tf.function
+    def step_with_projection():
+        return form.step(tokens, 0, state, encoded, rows=everyone)[0]
+
+    @tf.function
+    def step_and_best_tokens():
+        return top_candidates(form, tokens, 0, state, encoded, k, live)[0]
+
+    @tf.function
+    def search():
+        # All K hypotheses: the longest of them took the last step.
+        result = beam_search(form, tf.constant(source), beam_size=k, nbest=k)
+        return tf.reduce_max(result.lengths)
+
+    search()  # trace
+    started = time.perf_counter()
+    repeats = 5
+    for _ in range(repeats):
+        steps = int(search())
+    whole = (time.perf_counter() - started) / repeats
+    recurrence = timed(step_without_projection)
+    with_projection = timed(step_with_projection)
+    with_best = timed(step_and_best_tokens)
+    print(
+        f"{args.model_dir}, {args.precision}: batch of {len(chunk)} "
+        f"sentences x {k} beams = {n} rows, source length {source.shape[1]}"
+    )
+    print(f"decoder step without the projection: {recurrence:.2f} ms")
+    print(
+        f"vocabulary projection of all {n} rows: "
+        f"{with_projection - recurrence:.2f} ms"
+    )
+    choosing = with_best - with_projection
+    print(f"K best tokens, log-probabilities: {choosing:.2f} ms")
+    print(
+        f"whole search: {1000 * whole:.0f} ms for {steps} steps = "
+        f"{1000 * whole / steps:.2f} ms per step (finished hypotheses skip "
+        f"the projection; beams reordered)"
+    )
+
+
+if __name__ == "__main__":
+    main()
