@@ -219,3 +219,22 @@ def test_an_empty_batch_gives_empty_results(beam_size):
     assert tokens.shape[:2] == (0, n)
     assert alignments.shape[0] == 0 and alignments.shape[-1] == 4
     assert scores.shape == (0, n)
+
+
+@pytest.mark.parametrize("beam_size", [1, 3])
+def test_search_traces_with_a_static_batch_shape(beam_size):
+    form = InferenceForm(_model())
+    source = np.array([[5, 7, 4, 0], [6, 0, 0, 0]], "int32")
+
+    @tf.function  # no input signature: the shapes are static
+    def translate():
+        if beam_size == 1:
+            return greedy_search(form, tf.constant(source)).tokens
+        return beam_search(form, tf.constant(source), beam_size=3).tokens
+
+    eager = (
+        greedy_search(form, source)
+        if beam_size == 1
+        else beam_search(form, source, beam_size=3)
+    )
+    np.testing.assert_array_equal(translate().numpy(), eager.tokens.numpy())

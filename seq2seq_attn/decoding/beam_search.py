@@ -112,6 +112,19 @@ def top_candidates(form, tokens, position, state, encoded, k, live):
     )
 
 
+def _keep_static_shapes(before, after):
+    """`after` (loop variables after a step) with the static shapes of
+    `before`: with a batch size known when tracing, the gathers of a step
+    lose it, and a loop refuses variables whose shape changes."""
+
+    def keep(old, new):
+        if isinstance(new, tf.Tensor):
+            new.set_shape(old.shape)
+        return new
+
+    return tf.nest.map_structure(keep, before, after)
+
+
 def _backtrack(parents, tokens, attention, beams):
     """The histories of `beams`, read back through the parent pointers.
 
@@ -132,7 +145,10 @@ def _backtrack(parents, tokens, attention, beams):
         def pick(x):
             return tf.gather(x, beams, batch_dims=1)
 
-        return pick(step_parents), pick(step_tokens), pick(step_attention)
+        return _keep_static_shapes(
+            carried,
+            (pick(step_parents), pick(step_tokens), pick(step_attention)),
+        )
 
     batch, n = tf.shape(beams)[0], tf.shape(beams)[1]
     start = (
@@ -276,19 +292,22 @@ def beam_search(
             was_finished[:, :, None], 0.0, pick(alignment)
         )
         flat_parents = tf.reshape(parents + tf.range(batch)[:, None] * k, [-1])
-        return dict(
-            step=t + 1,
-            state=tf.nest.map_structure(
-                lambda s: tf.gather(s, flat_parents), state
+        return _keep_static_shapes(
+            v,
+            dict(
+                step=t + 1,
+                state=tf.nest.map_structure(
+                    lambda s: tf.gather(s, flat_parents), state
+                ),
+                tokens=tf.reshape(written, [-1]),
+                cumulative=cumulative,
+                finished=finished,
+                lengths=pick(lengths),
+                coverage=pick(coverage),
+                parents=v["parents"].write(t, parents),
+                written=v["written"].write(t, written),
+                attention=v["attention"].write(t, step_attention),
             ),
-            tokens=tf.reshape(written, [-1]),
-            cumulative=cumulative,
-            finished=finished,
-            lengths=pick(lengths),
-            coverage=pick(coverage),
-            parents=v["parents"].write(t, parents),
-            written=v["written"].write(t, written),
-            attention=v["attention"].write(t, step_attention),
         )
 
     final = tf.while_loop(
