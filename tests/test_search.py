@@ -238,3 +238,17 @@ def test_search_traces_with_a_static_batch_shape(beam_size):
         else beam_search(form, source, beam_size=3)
     )
     np.testing.assert_array_equal(translate().numpy(), eager.tokens.numpy())
+
+
+def test_two_pass_top_k_is_exact_with_ties(rng):
+    from seq2seq_attn.decoding.beam_search import top_k
+
+    scores = rng.normal(size=(40, 7859)).astype("float32")
+    scores[:, [0, 2]] = -np.inf  # <pad> and <s>
+    scores[:5] = np.round(scores[:5])  # many ties, across chunks
+    scores[5, ::100] = 9.0  # the maximum in many chunks
+    for k in (1, 5, 12):
+        values, ids = top_k(tf.constant(scores), k)
+        expected_values, expected_ids = tf.math.top_k(scores, k)
+        np.testing.assert_array_equal(values.numpy(), expected_values.numpy())
+        np.testing.assert_array_equal(ids.numpy(), expected_ids.numpy())

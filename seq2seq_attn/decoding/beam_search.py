@@ -80,20 +80,25 @@ def top_candidates(form, tokens, position, state, encoded, k, live):
         tokens, position, state, encoded, rows=rows
     )
     logits = tf.cast(logits, tf.float32)
+    ids = tf.range(tf.shape(logits)[-1])
+    never = tf.where((ids == PAD_ID) | (ids == BOS_ID), NEG_INF, 0.0)
+    top_scores, top_ids = top_k(logits + never, k)
     if getattr(form, "returns_log_probs", False):
         normaliser = tf.zeros_like(logits[:, :1])
     else:
-        # log-sum-exp (the logits are finite): only ops TF Serving's stock
-        # build runs (see export/allowed_ops.txt).
-        peak = tf.reduce_max(logits, axis=-1, keepdims=True)
+        # log-sum-exp (the logits are finite), shifted by the largest logit:
+        # the best token's, or <pad>'s or <s>'s. Only ops TF Serving's
+        # stock build runs (see export/allowed_ops.txt).
+        peak = tf.reduce_max(
+            tf.stack(
+                [top_scores[:, 0], logits[:, PAD_ID], logits[:, BOS_ID]], -1
+            ),
+            axis=-1,
+            keepdims=True,
+        )
         normaliser = peak + tf.math.log(
             tf.reduce_sum(tf.exp(logits - peak), axis=-1, keepdims=True)
         )
-    ids = tf.range(tf.shape(logits)[-1])
-    never = tf.where((ids == PAD_ID) | (ids == BOS_ID), NEG_INF, 0.0)
-    top_scores, top_ids = tf.math.top_k(
-        logits + never, tf.minimum(k, tf.shape(logits)[-1])
-    )
     eos_log_probs = logits[:, EOS_ID] - normaliser[:, 0]
     # Back to every row: the rows that are not live get -inf and <pad>.
     index = rows[:, None]
@@ -110,6 +115,28 @@ def top_candidates(form, tokens, position, state, encoded, k, live):
         tf.cast(alignment, tf.float32),
         state,
     )
+
+
+def top_k(scores, k, chunk=64):
+    """`tf.math.top_k(scores, min(k, V))` for scores [N, V], in two cheaper
+    passes when V is large: the best k of the chunk maxima (chunks of
+    `chunk` tokens), then the best k among those k chunks' tokens. The k
+    best tokens lie in the k chunks with the best maxima, so the result is
+    exact, ties included (the chosen chunks are kept in vocabulary order,
+    and `top_k` prefers the lower index among equal values).
+    """
+    vocab = scores.shape[-1]
+    if vocab is None or vocab < 4 * k * chunk:
+        return tf.math.top_k(scores, tf.minimum(k, tf.shape(scores)[-1]))
+    rows = tf.shape(scores)[0]
+    padded = tf.pad(scores, [[0, 0], [0, -vocab % chunk]], "CONSTANT", NEG_INF)
+    chunks = tf.reshape(padded, [rows, -1, chunk])
+    _, best_chunks = tf.math.top_k(tf.reduce_max(chunks, axis=-1), k)
+    best_chunks = tf.sort(best_chunks, axis=-1)
+    candidates = tf.gather(chunks, best_chunks, batch_dims=1)
+    values, positions = tf.math.top_k(tf.reshape(candidates, [rows, -1]), k)
+    ids = tf.gather(best_chunks, positions // chunk, batch_dims=1) * chunk
+    return values, ids + positions % chunk
 
 
 def _keep_static_shapes(before, after):
