@@ -155,6 +155,17 @@ def _dense_rows(*rows):
     )
 
 
+def longest_pair(encoded):
+    """The longest pair of an `EncodedCorpus` as batched: the source, or the
+    target with its </s> (or <s>)."""
+    return int(
+        max(
+            tf.reduce_max(encoded.source_ids.row_lengths()),
+            tf.reduce_max(encoded.target_ids.row_lengths()) + 1,
+        )
+    )
+
+
 def bucket_boundaries_for(max_length, width=2):
     """Length boundaries every `width` tokens up to `max_length` + 1."""
     return list(range(width + 1, max_length + 2, width))
@@ -210,13 +221,7 @@ def make_dataset(
         )
     dataset = dataset.map(_add_specials)
     if batch_by == "tokens" and bucket_boundaries is None:
-        longest = int(
-            max(
-                tf.reduce_max(encoded.source_ids.row_lengths()),
-                tf.reduce_max(encoded.target_ids.row_lengths()) + 1,
-            )
-        )
-        bucket_boundaries = bucket_boundaries_for(longest)
+        bucket_boundaries = bucket_boundaries_for(longest_pair(encoded))
     if bucket_boundaries is not None:
         bucket_boundaries = sorted(bucket_boundaries)
         if batch_by == "tokens":

@@ -19,7 +19,12 @@ import keras
 import numpy as np
 import tensorflow as tf
 
-from seq2seq_attn.data.batching import encode_corpus, make_dataset
+from seq2seq_attn.data.batching import (
+    bucket_boundaries_for,
+    encode_corpus,
+    longest_pair,
+    make_dataset,
+)
 from seq2seq_attn.data.corpora import open_corpus, read_parallel_files
 from seq2seq_attn.data.tokenizers import build_tokenizer, load_tokenizer
 from seq2seq_attn.decoding.translator import Translator
@@ -133,25 +138,19 @@ class Trainer:
         log(f"train: {encoded.report.summary()}")
         self.train_tokens = int(encoded.target_ids.row_lengths().numpy().sum())
         self.train_tokens += len(encoded)  # one </s> per sentence
-        longest = 1 + max(
-            int(tf.reduce_max(ids.row_lengths()))
-            for ids in (encoded.source_ids, encoded.target_ids)
-        )
+        bucket_boundaries = None
+        if data.bucket_width:
+            # Up to 1023 tokens, and past the longest pair (padding to the
+            # bucket's length needs a bucket for every pair).
+            bucket_boundaries = bucket_boundaries_for(
+                max(1022, longest_pair(encoded) + data.bucket_width),
+                data.bucket_width,
+            )
         batching = dict(
             batch_size=data.batch_size,
             batch_by=data.batch_by,
             sort_window=data.sort_window,
-            bucket_boundaries=(
-                list(
-                    range(
-                        data.bucket_width + 1,
-                        max(1024, longest + data.bucket_width + 1),
-                        data.bucket_width,
-                    )
-                )
-                if data.bucket_width
-                else None
-            ),
+            bucket_boundaries=bucket_boundaries,
             pad_to_bucket_boundary=run.train.jit_compile,
         )
         self.steps_per_epoch = _count_batches(
