@@ -38,24 +38,13 @@ def main():
     )
     args = parser.parse_args()
 
-    from seq2seq_attn.data import load_corpus
+    from multi30k_inputs import test2016
+
     from seq2seq_attn.decoding.scoring import Scoring
     from seq2seq_attn.decoding.translator import load_translator
     from seq2seq_attn.evaluation.bleu import corpus_bleu
-    from seq2seq_attn.model_dir import ModelDir
 
-    run_data = __import__("json").loads(
-        ModelDir(args.model_dir).config.read_text()
-    )
-    data = run_data["data"]
-    test = load_corpus(
-        "multi30k",
-        "test2016",
-        data["source"],
-        data["target"],
-        variant=data["variant"],
-        data_dir=args.data_dir,
-    )
+    data, test = test2016(args.model_dir, args.data_dir)
     print(
         f"{args.model_dir}: {len(test)} test2016 sentences, "
         f"batch {args.batch_size}, {args.precision}"
@@ -74,7 +63,7 @@ def main():
         results = translator.translate(test.sources)
         elapsed = time.perf_counter() - started
         bleu = corpus_bleu(
-            [r.text for r in results], test.targets, data["bleu_tokenize"]
+            [r.text for r in results], test.targets, data.bleu_tokenize
         )
         if args.output_prefix:
             suffix = "greedy" if beam == 1 else f"beam{beam}"

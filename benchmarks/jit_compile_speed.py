@@ -34,62 +34,31 @@ def main():
 
     import keras
     import tensorflow as tf
-
-    from seq2seq_attn.data import (
-        WordTokenizer,
-        encode_corpus,
-        load_corpus,
-        make_dataset,
+    from multi30k_inputs import (
+        encoded_train,
+        first_batches,
+        model_and_summed_loss,
     )
-    from seq2seq_attn.models.builder import build_model
+
+    from seq2seq_attn.data import make_dataset
+    from seq2seq_attn.data.batching import bucket_boundaries_for
     from seq2seq_attn.train import run_config_from_flagfile
 
     run = run_config_from_flagfile(args.flagfile)
     data = run.data
-    train = load_corpus(
-        "multi30k",
-        "train",
-        data.source,
-        data.target,
-        variant=data.variant,
-        data_dir=args.data_dir,
-    )
-    work = pathlib.Path(os.environ.get("TMPDIR", "/tmp")) / "jit_vocab"
-    source = WordTokenizer.build(
-        train.sources, work / "source", max_size=data.source_vocab_size
-    )
-    target = WordTokenizer.build(
-        train.targets, work / "target", max_size=data.target_vocab_size
-    )
-    encoded = encode_corpus(
-        train, source, target, data.max_source_length, data.max_target_length
-    )
+    encoded, source, target = encoded_train(run, args.data_dir, "jit_vocab")
     width = args.bucket_width
     dataset = make_dataset(
         encoded,
         batch_size=data.batch_size,
-        bucket_boundaries=list(range(width + 1, 1024, width)),
+        bucket_boundaries=bucket_boundaries_for(1022, width),  # as training
         pad_to_bucket_boundary=True,
         seed=run.train.seed,
     )
-    batches = [
-        (source_ids, target_in, target_out)
-        for (source_ids, target_in), target_out in dataset.take(args.batches)
-    ]
-    tokens = sum(
-        int(tf.reduce_sum(tf.cast(b[2] != 0, tf.int32))) for b in batches
-    )
+    batches, tokens = first_batches(dataset, args.batches)
     shapes = {tuple(b[0].shape) + (b[1].shape[1],) for b in batches}
     keras.utils.set_random_seed(run.train.seed)
-    model = build_model(
-        run.model.replace(
-            source_vocab_size=source.vocab_size,
-            target_vocab_size=target.vocab_size,
-        )
-    )
-    loss_fn = keras.losses.SparseCategoricalCrossentropy(
-        from_logits=True, ignore_class=0, reduction="sum"
-    )
+    model, loss_fn = model_and_summed_loss(run, source, target)
 
     def step(source_ids, target_in, target_out):
         with tf.GradientTape() as tape:

@@ -44,25 +44,15 @@ def main():
     parser.add_argument("--data_dir", default=str(DEFAULT_DATA))
     args = parser.parse_args()
 
-    import json
-
     import numpy as np
     import tensorflow as tf
+    from multi30k_inputs import test2016
 
-    from seq2seq_attn.data import BOS_ID, load_corpus
+    from seq2seq_attn.data import BOS_ID
     from seq2seq_attn.decoding.beam_search import beam_search, top_candidates
     from seq2seq_attn.decoding.translator import load_translator
-    from seq2seq_attn.model_dir import ModelDir
 
-    data = json.loads(ModelDir(args.model_dir).config.read_text())["data"]
-    test = load_corpus(
-        "multi30k",
-        "test2016",
-        data["source"],
-        data["target"],
-        variant=data["variant"],
-        data_dir=args.data_dir,
-    )
+    _, test = test2016(args.model_dir, args.data_dir)
     translator = load_translator([args.model_dir], precision=args.precision)
     rows = sorted(translator.encode(test.sources), key=len)
     middle = len(rows) // 2

@@ -47,60 +47,28 @@ def main():
 
     import keras
     import tensorflow as tf
-
-    from seq2seq_attn.data import (
-        WordTokenizer,
-        encode_corpus,
-        load_corpus,
-        make_dataset,
+    from multi30k_inputs import (
+        encoded_train,
+        first_batches,
+        model_and_summed_loss,
     )
-    from seq2seq_attn.models.builder import build_model
+
+    from seq2seq_attn.data import make_dataset
     from seq2seq_attn.train import run_config_from_flagfile
 
     if args.mixed_precision:
         keras.mixed_precision.set_global_policy(args.mixed_precision)
     run = run_config_from_flagfile(args.flagfile)
     data = run.data
-    train = load_corpus(
-        "multi30k",
-        "train",
-        data.source,
-        data.target,
-        variant=data.variant,
-        data_dir=args.data_dir,
-    )
-    work = pathlib.Path(os.environ.get("TMPDIR", "/tmp")) / "profile_vocab"
-    source = WordTokenizer.build(
-        train.sources, work / "source", max_size=data.source_vocab_size
-    )
-    target = WordTokenizer.build(
-        train.targets, work / "target", max_size=data.target_vocab_size
-    )
-    encoded = encode_corpus(
-        train, source, target, data.max_source_length, data.max_target_length
-    )
+    encoded, source, target = encoded_train(run, args.data_dir, "profile_vocab")
     dataset = make_dataset(
         encoded,
         batch_size=data.batch_size,
         sort_window=data.sort_window,
         seed=run.train.seed,
     )
-    batches = [
-        (source_ids, target_in, target_out)
-        for (source_ids, target_in), target_out in dataset.take(args.batches)
-    ]
-    tokens = sum(
-        int(tf.reduce_sum(tf.cast(b[2] != 0, tf.int32))) for b in batches
-    )
-    model = build_model(
-        run.model.replace(
-            source_vocab_size=source.vocab_size,
-            target_vocab_size=target.vocab_size,
-        )
-    )
-    loss_fn = keras.losses.SparseCategoricalCrossentropy(
-        from_logits=True, ignore_class=0, reduction="sum"
-    )
+    batches, tokens = first_batches(dataset, args.batches)
+    model, loss_fn = model_and_summed_loss(run, source, target)
 
     ids = tf.TensorSpec([None, None], tf.int32)
     compiled = tf.function(input_signature=[ids, ids, ids])
