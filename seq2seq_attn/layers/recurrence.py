@@ -3,9 +3,10 @@
 A thin wrapper of `keras.ops.scan` (under TensorFlow, of a `tf.while_loop`
 bounded by the sequence length, which XLA needs) that takes several
 time-major sequences and hands each step its slices. The sequences are
-packed into one tensor for the scan, because the TensorFlow backend of Keras (3.x up to at least 3.15)
-fails to trace `ops.scan` over several sequences whose length is unknown
-until run time, which is always the case under `tf.data`.
+packed into one tensor for the scan, because the TensorFlow backend of Keras
+(3.x up to at least 3.15) fails to trace `ops.scan` over several sequences
+whose length is unknown until run time, which is always the case under
+`tf.data`.
 """
 
 import keras
