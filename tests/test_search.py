@@ -252,3 +252,47 @@ def test_two_pass_top_k_is_exact_with_ties(rng):
         expected_values, expected_ids = tf.math.top_k(scores, k)
         np.testing.assert_array_equal(values.numpy(), expected_values.numpy())
         np.testing.assert_array_equal(ids.numpy(), expected_ids.numpy())
+
+
+def _weight_casts_in_loops(function, source):
+    """How many casts of a weight (a variable read) the while loops'
+    bodies run."""
+    graph = function.get_concrete_function(source).graph.as_graph_def()
+    count = 0
+    for body in graph.library.function:
+        if "body" not in body.signature.name:
+            continue
+        ops = {node.name: node.op for node in body.node_def}
+        count += sum(
+            node.op == "Cast"
+            and ops.get(node.input[0].split(":")[0]) == "ReadVariableOp"
+            for node in body.node_def
+        )
+    return count
+
+
+@pytest.mark.parametrize("architecture", ["rnnsearch", "luong"])
+@pytest.mark.parametrize("search", [greedy_search, beam_search])
+def test_mixed_precision_casts_the_weights_once_per_batch(
+    architecture, search, rng
+):
+    from seq2seq_attn.model_dir import build_with_precision
+
+    keras.utils.set_random_seed(3)
+    config = ModelConfig(architecture=architecture, **TINY)
+    assert InferenceForm(build_model(config)).cast_weights() == []
+    form = InferenceForm(build_with_precision(config, "bfloat16"))
+    weights = form.cast_weights()
+    assert weights and {dtype for _, dtype in weights} == {"bfloat16"}
+    source = tf.constant(padded_batch(rng, [5, 3, 7, 1], 9))
+
+    def traced(function):
+        return tf.function(lambda s: vars(function(form, s)))
+
+    once = traced(search)
+    every_step = traced(search.__wrapped__)  # what the decorator wraps
+    expected, result = every_step(source), once(source)
+    for name, wanted in expected.items():
+        np.testing.assert_array_equal(result[name], wanted, err_msg=name)
+    assert _weight_casts_in_loops(every_step, source) > 0
+    assert _weight_casts_in_loops(once, source) == 0

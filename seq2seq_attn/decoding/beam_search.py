@@ -14,7 +14,9 @@ search stops when every hypothesis is finished, or at the maximum length
 `ceil(a * source length + b)`, where </s> is forced.
 """
 
+import contextlib
 import dataclasses
+import functools
 
 import tensorflow as tf
 
@@ -41,6 +43,20 @@ class SearchResult:
     scores: tf.Tensor
     log_probs: tf.Tensor
     alignments: tf.Tensor
+
+
+def casting_weights_once(search):
+    """Runs `search(form, ...)` within `form.weights_cast_once()`, where the
+    form has it: under mixed precision the weights are then cast once per
+    batch, before the loop, not at every step."""
+
+    @functools.wraps(search)
+    def wrapped(form, *args, **kwargs):
+        context = getattr(form, "weights_cast_once", contextlib.nullcontext)
+        with context():
+            return search(form, *args, **kwargs)
+
+    return wrapped
 
 
 def max_output_lengths(source_ids, a=1.5, b=5):
@@ -192,6 +208,7 @@ def _backtrack(parents, tokens, attention, beams):
     )
 
 
+@casting_weights_once
 def beam_search(
     form,
     source_ids,

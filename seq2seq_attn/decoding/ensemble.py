@@ -3,7 +3,7 @@ average of several models' log-probabilities."""
 
 import tensorflow as tf
 
-from seq2seq_attn.models.inference import InferenceForm
+from seq2seq_attn.models.inference import InferenceForm, weights_cast_once
 
 
 class EnsembleForm:
@@ -25,6 +25,13 @@ class EnsembleForm:
         self.forms = [
             m if hasattr(m, "step") else InferenceForm(m) for m in models
         ]
+
+    def weights_cast_once(self):
+        """Every model reads its weights cast once
+        (`InferenceForm.weights_cast_once`)."""
+        return weights_cast_once(
+            [pair for form in self.forms for pair in form.cast_weights()]
+        )
 
     def encode(self, source_ids):
         encoded, states = [], []

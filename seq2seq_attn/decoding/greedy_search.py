@@ -6,12 +6,14 @@ from seq2seq_attn.data.special_tokens import BOS_ID, EOS_ID, PAD_ID
 from seq2seq_attn.decoding.beam_search import (
     NEG_INF,
     SearchResult,
+    casting_weights_once,
     max_output_lengths,
     top_candidates,
 )
 from seq2seq_attn.decoding.scoring import Scoring
 
 
+@casting_weights_once
 def greedy_search(
     form, source_ids, scoring=None, max_length_a=1.5, max_length_b=5
 ):

@@ -1,5 +1,8 @@
 """The inference form: an encoder and one decoder step, sharing weights."""
 
+import contextlib
+
+import keras
 from keras import ops
 
 from seq2seq_attn.models.builder import family_of, named_layers
@@ -26,6 +29,26 @@ class InferenceForm:
         self.model = model
         self._family = family_of(model)
         self._layers = named_layers(model)
+        self._in_model_precision = _InModelPrecision(
+            dtype=model.dtype_policy, name="in_model_precision"
+        )
+
+    def cast_weights(self):
+        """`(weight, dtype)` for each weight that the model's layers cast at
+        every read (to their compute dtype, under mixed precision); empty
+        when they compute in their weights' dtype (float32)."""
+        return [
+            (weight, layer.compute_dtype)
+            for layer in self.model.layers
+            if layer.autocast and layer.compute_dtype != layer.variable_dtype
+            for weight in layer.weights
+            if weight.dtype == layer.variable_dtype
+        ]
+
+    def weights_cast_once(self):
+        """A context in which the layers read their weights cast once, where
+        the context is entered; see `weights_cast_once`."""
+        return weights_cast_once(self.cast_weights())
 
     def encode(self, source_ids):
         """Runs the encoder once.
@@ -38,8 +61,9 @@ class InferenceForm:
             memory_mask, and keys where there is attention), and the decoder
             state before the first step (a tuple of tensors).
         """
-        return self._family.encode(
-            self._layers, ops.convert_to_tensor(source_ids)
+        return self._in_model_precision(
+            ops.convert_to_tensor(source_ids),
+            function=lambda ids: self._family.encode(self._layers, ids),
         )
 
     def step(self, token_ids, position, state, encoded, rows=None):
@@ -61,11 +85,45 @@ class InferenceForm:
             `rows`), attention weights [B, Tx] (zeros without attention) and
             the next state.
         """
-        return self._family.step(
-            self._layers,
+        return self._in_model_precision(
             ops.convert_to_tensor(token_ids),
-            position,
-            state,
-            encoded,
-            rows=rows,
+            function=lambda tokens: self._family.step(
+                self._layers, tokens, position, state, encoded, rows=rows
+            ),
         )
+
+
+class _InModelPrecision(keras.layers.Layer):
+    """Calls a function as this layer's call, under the model's dtype policy.
+
+    Keras casts weights to a layer's compute dtype only within a layer call;
+    `encode` and `step` also call layer methods directly (`decoder.step`,
+    `decoder.project_keys`, ...). Within this call those compute in the
+    compute dtype (bfloat16 under mixed precision), as they do within the
+    model's layers during training, instead of mixing float32 weights with
+    bfloat16 inputs.
+    """
+
+    def call(self, inputs, function):
+        return function(inputs)
+
+
+def weights_cast_once(weights):
+    """A context in which each of `weights` (`(weight, dtype)` pairs) reads
+    as one tensor cast to `dtype` where the context is entered.
+
+    Under mixed precision a Keras layer casts its float32 weights at every
+    read; a search's loop runs the decoder step and the vocabulary
+    projection (the largest weight: hidden x vocabulary) at every step. A
+    search enters this context before its loop, so each cast runs once per
+    batch instead of once per step; the values, and so the translations,
+    are the same. Nothing changes for an empty list (float32).
+    """
+    if not weights:
+        return contextlib.nullcontext()
+    scope = keras.StatelessScope()
+    # Filled here: StatelessScope(state_mapping) would cast the values back
+    # to the weights' own dtype. The mapped tensors are only read.
+    for weight, dtype in weights:
+        scope.state_mapping[id(weight)] = ops.cast(weight.value, dtype)
+    return scope
