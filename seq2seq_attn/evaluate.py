@@ -135,7 +135,9 @@ def main(argv):
     buckets = bleu_by_length(
         corpus.sources, hypotheses, corpus.targets, edges, FLAGS.bleu_tokenize
     )
-    name = pathlib.Path(FLAGS.model_dir[0]).name
+    name = " + ".join(pathlib.Path(path).name for path in FLAGS.model_dir)
+    if len(FLAGS.model_dir) > 1:
+        name = f"ensemble of {name}"
     print(buckets_table({name: buckets}))
     bleu_by_length_plot({name: buckets}, output / "bleu_by_length.png")
     metrics = {

@@ -128,3 +128,26 @@ def test_evaluate_cli(trained_model_dir, tmp_path):
     metrics = json.loads((out / "metrics.json").read_text())
     assert 0.0 <= metrics["aer"] <= 1.0
     assert len((out / "hypotheses.txt").read_text().splitlines()) == 2
+
+
+@pytest.mark.slow
+def test_evaluate_cli_names_an_ensemble(trained_model_dir, tmp_path):
+    (tmp_path / "src").write_text("a man is riding a bike .\n")
+    (tmp_path / "ref").write_text("ein mann fährt fahrrad .\n")
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "seq2seq_attn.evaluate",
+            f"--model_dir={trained_model_dir},{trained_model_dir}",
+            f"--src={tmp_path / 'src'}",
+            f"--ref={tmp_path / 'ref'}",
+            f"--output_dir={tmp_path / 'eval'}",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    name = trained_model_dir.name
+    assert f"ensemble of {name} + {name}" in result.stdout
