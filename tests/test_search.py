@@ -240,18 +240,21 @@ def test_search_traces_with_a_static_batch_shape(beam_size):
     np.testing.assert_array_equal(translate().numpy(), eager.tokens.numpy())
 
 
-def test_two_pass_top_k_is_exact_with_ties(rng):
+@pytest.mark.parametrize("vocab", [7859, 100])
+def test_two_pass_top_k_is_exact_with_ties(rng, vocab):
     from seq2seq_attn.decoding.beam_search import top_k
 
-    scores = rng.normal(size=(40, 7859)).astype("float32")
-    scores[:, [0, 2]] = -np.inf  # <pad> and <s>
+    scores = rng.normal(size=(40, vocab)).astype("float32")
     scores[:5] = np.round(scores[:5])  # many ties, across chunks
     scores[5, ::100] = 9.0  # the maximum in many chunks
+    scores[6:8, [0, 2]] = 50.0  # the excluded ids are the rows' maxima
+    masked = scores.copy()
+    masked[:, [0, 2]] = -np.inf  # <pad> and <s>
     for k in (1, 5, 12):
-        values, ids = top_k(tf.constant(scores), k)
-        expected_values, expected_ids = tf.math.top_k(scores, k)
-        np.testing.assert_array_equal(values.numpy(), expected_values.numpy())
-        np.testing.assert_array_equal(ids.numpy(), expected_ids.numpy())
+        expected_values, expected_ids = tf.math.top_k(masked, k)
+        for chosen in (top_k(masked, k), top_k(scores, k, excluded=(0, 2))):
+            np.testing.assert_array_equal(chosen[0], expected_values)
+            np.testing.assert_array_equal(chosen[1], expected_ids)
 
 
 def _weight_casts_in_loops(function, source):
@@ -296,3 +299,27 @@ def test_mixed_precision_casts_the_weights_once_per_batch(
         np.testing.assert_array_equal(result[name], wanted, err_msg=name)
     assert _weight_casts_in_loops(every_step, source) > 0
     assert _weight_casts_in_loops(once, source) == 0
+
+
+def test_candidates_are_normalised_like_log_softmax(rng):
+    from seq2seq_attn.decoding.beam_search import top_candidates
+
+    form = InferenceForm(_model(target_vocab_size=300))
+    batch = tf.constant(padded_batch(rng, [5, 3, 7, 1], 9))
+    encoded, state = form.encode(batch)
+    tokens = tf.constant([BOS_ID, 4, 17, EOS_ID])
+    live = tf.constant([True, True, False, True])
+    logits = form.step(tokens, 1, state, encoded)[0].numpy()
+    log_probs, ids, eos_log_probs, _, _ = top_candidates(
+        form, tokens, 1, state, encoded, 4, live
+    )
+    expected = tf.nn.log_softmax(logits).numpy()
+    for row in (0, 1, 3):
+        np.testing.assert_allclose(
+            log_probs[row], expected[row, ids[row]], rtol=1e-5, atol=1e-5
+        )
+        assert float(eos_log_probs[row]) == pytest.approx(
+            expected[row, EOS_ID], abs=1e-5
+        )
+    assert not {0, 2} & set(ids.numpy().ravel()[:8])  # <pad>, <s> skipped
+    assert np.all(log_probs[2] == -np.inf)  # not live

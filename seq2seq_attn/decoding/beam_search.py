@@ -76,6 +76,7 @@ def top_candidates(form, tokens, position, state, encoded, k, live):
     ones are normalised: log p(y) = logit(y) - log-sum-exp(logits), with no
     full log-softmax over the vocabulary (the log-sum-exp is skipped when
     the form already returns log-probabilities, as `EnsembleForm` does).
+    Only ops that TF Serving's stock build runs (export/allowed_ops.txt).
 
     Args:
         form: an `InferenceForm` (or `EnsembleForm`).
@@ -96,25 +97,30 @@ def top_candidates(form, tokens, position, state, encoded, k, live):
         tokens, position, state, encoded, rows=rows
     )
     logits = tf.cast(logits, tf.float32)
-    ids = tf.range(tf.shape(logits)[-1])
-    never = tf.where((ids == PAD_ID) | (ids == BOS_ID), NEG_INF, 0.0)
-    top_scores, top_ids = top_k(logits + never, k)
+    top_scores, top_ids = top_k(logits, k, excluded=(PAD_ID, BOS_ID))
     if getattr(form, "returns_log_probs", False):
         normaliser = tf.zeros_like(logits[:, :1])
     else:
-        # log-sum-exp (the logits are finite), shifted by the largest logit:
-        # the best token's, or <pad>'s or <s>'s. Only ops TF Serving's
-        # stock build runs (see export/allowed_ops.txt).
-        peak = tf.reduce_max(
-            tf.stack(
-                [top_scores[:, 0], logits[:, PAD_ID], logits[:, BOS_ID]], -1
-            ),
-            axis=-1,
-            keepdims=True,
+        # The log-sum-exp of the logits through the fused softmax kernel
+        # (one op, where max, subtract, exp and sum are four passes over
+        # [N, V]): for the row's most likely token j, log-sum-exp = logit_j
+        # - log p_j, and p_j >= 1 / V keeps log p_j exact to float32
+        # rounding. j is the best token, or <pad> or <s> (not ranked).
+        heads = tf.stack(
+            [top_scores[:, 0], logits[:, PAD_ID], logits[:, BOS_ID]], -1
         )
-        normaliser = peak + tf.math.log(
-            tf.reduce_sum(tf.exp(logits - peak), axis=-1, keepdims=True)
+        head_ids = tf.stack(
+            [
+                top_ids[:, 0],
+                tf.fill(tf.shape(top_ids[:, 0]), PAD_ID),
+                tf.fill(tf.shape(top_ids[:, 0]), BOS_ID),
+            ],
+            -1,
         )
+        head = tf.argmax(heads, axis=-1, output_type=tf.int32)
+        j = tf.gather(head_ids, head, batch_dims=1)
+        p_j = tf.gather(tf.nn.softmax(logits), j, batch_dims=1)
+        normaliser = (tf.reduce_max(heads, axis=-1) - tf.math.log(p_j))[:, None]
     eos_log_probs = logits[:, EOS_ID] - normaliser[:, 0]
     # Back to every row: the rows that are not live get -inf and <pad>.
     index = rows[:, None]
@@ -133,23 +139,43 @@ def top_candidates(form, tokens, position, state, encoded, k, live):
     )
 
 
-def top_k(scores, k, chunk=64):
-    """`tf.math.top_k(scores, min(k, V))` for scores [N, V], in two cheaper
-    passes when V is large: the best k of the chunk maxima (chunks of
-    `chunk` tokens), then the best k among those k chunks' tokens. The k
-    best tokens lie in the k chunks with the best maxima, so the result is
-    exact, ties included (the chosen chunks are kept in vocabulary order,
-    and `top_k` prefers the lower index among equal values).
+def top_k(scores, k, excluded=(), chunk=64):
+    """`tf.math.top_k(scores, min(k, V))` for scores [N, V], with the token
+    ids `excluded` never chosen, in two cheaper passes when V is large: the
+    best k of the chunk maxima (chunks of `chunk` tokens), then the best k
+    among those k chunks' tokens. The k best tokens lie in the k chunks with
+    the best maxima, so the result is exact, ties included (the chosen
+    chunks are kept in vocabulary order, and `top_k` prefers the lower index
+    among equal values). The excluded ids are masked in the small tensors
+    only (the first chunk's maximum, the chosen chunks), never in [N, V].
     """
     vocab = scores.shape[-1]
-    if vocab is None or vocab < 4 * k * chunk:
-        return tf.math.top_k(scores, tf.minimum(k, tf.shape(scores)[-1]))
+    if (
+        vocab is None
+        or vocab < 4 * k * chunk
+        or max(excluded, default=0) >= chunk
+    ):
+        ids = tf.range(tf.shape(scores)[-1])
+        never = tf.zeros(tf.shape(scores)[-1:])
+        for excluded_id in excluded:
+            never = tf.where(ids == excluded_id, NEG_INF, never)
+        return tf.math.top_k(
+            scores + never, tf.minimum(k, tf.shape(scores)[-1])
+        )
     rows = tf.shape(scores)[0]
     padded = tf.pad(scores, [[0, 0], [0, -vocab % chunk]], "CONSTANT", NEG_INF)
     chunks = tf.reshape(padded, [rows, -1, chunk])
-    _, best_chunks = tf.math.top_k(tf.reduce_max(chunks, axis=-1), k)
+    maxima = tf.reduce_max(chunks, axis=-1)
+    # The excluded ids are all in the first chunk: its maximum without them.
+    never = tf.constant(
+        [NEG_INF if i in excluded else 0.0 for i in range(chunk)]
+    )
+    first = tf.reduce_max(chunks[:, 0] + never, axis=-1, keepdims=True)
+    maxima = tf.concat([first, maxima[:, 1:]], axis=-1)
+    _, best_chunks = tf.math.top_k(maxima, k)
     best_chunks = tf.sort(best_chunks, axis=-1)
     candidates = tf.gather(chunks, best_chunks, batch_dims=1)
+    candidates += tf.where(best_chunks[..., None] == 0, never, 0.0)
     values, positions = tf.math.top_k(tf.reshape(candidates, [rows, -1]), k)
     ids = tf.gather(best_chunks, positions // chunk, batch_dims=1) * chunk
     return values, ids + positions % chunk
