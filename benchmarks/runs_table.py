@@ -6,12 +6,12 @@ benchmarks/luong_table4.sh, for the paper tables of benchmarks/RESULTS.md.
 Reads RUN/validation.tsv, RUN/eval/metrics.json and the run's log RUN.log
 (training output, `evaluate` and `benchmarks/decoding_speed.py`), and prints:
 parameters, epochs trained (and the one in best/, evaluated), training
-time and target tokens/s (validation excluded), validation perplexity and
-greedy BLEU at that epoch, test2016 BLEU with beam 5 (`--tokenize none` on
-the tokenised text, and detokenised with sacremoses against the raw
-references, `-lc 13a`: the models write lowercase) and greedy, and beam-5
-sentences/s. Needs
-`pip install -e ".[bench]"`.
+time and target tokens/s (validation excluded; over all epochs, and of the
+median epoch, which other work on the CPU disturbs less), validation
+perplexity and greedy BLEU at that epoch, test2016 BLEU with beam 5
+(`--tokenize none` on the tokenised text, and detokenised with sacremoses
+against the raw references, `-lc 13a`: the models write lowercase) and
+greedy, and beam-5 sentences/s. Needs `pip install -e ".[bench]"`.
 
     python benchmarks/runs_table.py --raw_ref=../shared/data/multi30k/\
         test_2016_flickr.de.gz runs/m30k_rnnsearch
@@ -23,6 +23,7 @@ import gzip
 import json
 import pathlib
 import re
+import statistics
 
 import sacrebleu
 from trainer_log import DECODE, EPOCH, PARAMS
@@ -57,9 +58,13 @@ def run_row(run, raw_references, language):
         key=lambda row: (int(row["epoch"]) == best_epoch, float(row["bleu"])),
     )
     tokens = seconds = 0.0
+    rates = []
     for _, epoch_tokens, epoch_seconds in EPOCH.findall(log):
         tokens += float(epoch_tokens.replace(",", ""))
         seconds += float(epoch_seconds)
+        rates.append(
+            float(epoch_tokens.replace(",", "")) / float(epoch_seconds)
+        )
     valid_seconds = sum(map(float, VALID_SECONDS.findall(log)))
     metrics = json.loads((run / "eval" / "metrics.json").read_text())
     decode = {name: (float(s), float(b)) for name, s, b in DECODE.findall(log)}
@@ -72,6 +77,7 @@ def run_row(run, raw_references, language):
         if seconds
         else "?",
         "tokens/s": f"{tokens / seconds:,.0f}" if seconds else "?",
+        "median epoch": f"{statistics.median(rates):,.0f}" if rates else "?",
         "val ppl": f"{float(best['perplexity']):.2f}",
         "val BLEU": f"{float(best['bleu']):.2f}",
         "BLEU beam 5": f"{metrics['bleu']:.2f}",
