@@ -155,10 +155,7 @@ def top_k(scores, k, excluded=(), chunk=64):
         or vocab < 4 * k * chunk
         or max(excluded, default=0) >= chunk
     ):
-        ids = tf.range(tf.shape(scores)[-1])
-        never = tf.zeros(tf.shape(scores)[-1:])
-        for excluded_id in excluded:
-            never = tf.where(ids == excluded_id, NEG_INF, never)
+        never = _exclusion_mask(excluded, tf.shape(scores)[-1])
         return tf.math.top_k(
             scores + never, tf.minimum(k, tf.shape(scores)[-1])
         )
@@ -167,9 +164,7 @@ def top_k(scores, k, excluded=(), chunk=64):
     chunks = tf.reshape(padded, [rows, -1, chunk])
     maxima = tf.reduce_max(chunks, axis=-1)
     # The excluded ids are all in the first chunk: its maximum without them.
-    never = tf.constant(
-        [NEG_INF if i in excluded else 0.0 for i in range(chunk)]
-    )
+    never = _exclusion_mask(excluded, chunk)
     first = tf.reduce_max(chunks[:, 0] + never, axis=-1, keepdims=True)
     maxima = tf.concat([first, maxima[:, 1:]], axis=-1)
     _, best_chunks = tf.math.top_k(maxima, k)
@@ -179,6 +174,14 @@ def top_k(scores, k, excluded=(), chunk=64):
     values, positions = tf.math.top_k(tf.reshape(candidates, [rows, -1]), k)
     ids = tf.gather(best_chunks, positions // chunk, batch_dims=1) * chunk
     return values, ids + positions % chunk
+
+
+def _exclusion_mask(excluded, size):
+    """float32 [size]: NEG_INF at the token ids `excluded`, 0 elsewhere."""
+    ids = tf.range(size)
+    excluded_ids = tf.constant(sorted(set(excluded)), tf.int32)
+    hit = tf.reduce_any(ids[:, None] == excluded_ids, axis=-1)
+    return tf.where(hit, NEG_INF, 0.0)
 
 
 def _keep_static_shapes(before, after):
