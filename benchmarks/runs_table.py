@@ -26,7 +26,7 @@ import re
 import statistics
 
 import sacrebleu
-from trainer_log import DECODE, EPOCH, PARAMS
+from trainer_log import DECODE, EPOCH, PARAMS, per_epoch
 
 VALID_SECONDS = re.compile(r"validation after epoch \d+: .*\[(\d+) s\]")
 
@@ -57,14 +57,13 @@ def run_row(run, raw_references, language):
         validations,
         key=lambda row: (int(row["epoch"]) == best_epoch, float(row["bleu"])),
     )
-    tokens = seconds = 0.0
-    rates = []
-    for _, epoch_tokens, epoch_seconds in EPOCH.findall(log):
-        tokens += float(epoch_tokens.replace(",", ""))
-        seconds += float(epoch_seconds)
-        rates.append(
-            float(epoch_tokens.replace(",", "")) / float(epoch_seconds)
-        )
+    # A resumed epoch's parts add up to one epoch.
+    epochs = per_epoch(EPOCH.findall(log)).values()
+    tokens = sum(epoch_tokens for epoch_tokens, _ in epochs)
+    seconds = sum(epoch_seconds for _, epoch_seconds in epochs)
+    rates = [
+        epoch_tokens / epoch_seconds for epoch_tokens, epoch_seconds in epochs
+    ]
     valid_seconds = sum(map(float, VALID_SECONDS.findall(log)))
     metrics = json.loads((run / "eval" / "metrics.json").read_text())
     decode = {name: (float(s), float(b)) for name, s, b in DECODE.findall(log)}
