@@ -2,7 +2,7 @@
 
     python benchmarks/profile_decoding.py --model_dir=runs/m30k_rnnsearch \
         [--beam_size=5] [--batch_size=64] [--precision=float32] \
-        [--data_dir=../shared/data]
+        [--data_dir=../shared/data] [--ops=15]
 
 Takes the middle batch of test2016 by source length (as `Translator` batches
 it) and times, each as a traced function run 50 times after a warm-up:
@@ -14,12 +14,17 @@ it) and times, each as a traced function run 50 times after a warm-up:
 and the whole beam search of the batch divided by its number of steps (where
 finished hypotheses skip the projection, and the beams are reordered). The
 parts read the weights cast once beforehand, as the search does (under
-`--precision=bfloat16`), so that they add up to the search's step.
+`--precision=bfloat16`), so that they add up to the search's step. With
+`--ops=N`, also the N ops that take the most time in the whole search
+(TensorFlow's profiler, summed over its compute threads).
 """
 
 import argparse
+import collections
+import glob
 import os
 import pathlib
+import re
 import time
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
@@ -35,6 +40,44 @@ def timed(function, repeats=50):
     return 1000 * (time.perf_counter() - started) / repeats
 
 
+def op_times(function, repeats=5):
+    """{"op name (type)": (milliseconds, count)} per call of `function`,
+    from a TensorFlow profile of `repeats` calls, summed over the threads
+    that run ops (so they can add up to more than the wall time)."""
+    import tempfile
+
+    import tensorflow as tf
+    from tensorflow.tsl.profiler.protobuf import xplane_pb2
+
+    function()  # trace
+    with tempfile.TemporaryDirectory() as logdir:
+        tf.profiler.experimental.start(logdir)
+        for _ in range(repeats):
+            function()
+        tf.profiler.experimental.stop()
+        (path,) = glob.glob(f"{logdir}/plugins/profile/*/*.xplane.pb")
+        space = xplane_pb2.XSpace.FromString(pathlib.Path(path).read_bytes())
+    times, counts = collections.Counter(), collections.Counter()
+    for plane in space.planes:
+        names = {key: meta.name for key, meta in plane.event_metadata.items()}
+        for line in plane.lines:
+            if not line.name.startswith("tf_Compute"):
+                continue
+            for event in line.events:
+                # "name:type" for an op; others are spans around ops.
+                full_name = names[event.metadata_id]
+                name, _, op_type = full_name.rpartition(":")
+                if not name or "::" in full_name:
+                    continue
+                name = re.sub(
+                    r"while/body/_\d+/|in_model_precision_\d+/", "", name
+                )
+                op = f"{name} ({op_type})"
+                times[op] += event.duration_ps / 1e9 / repeats
+                counts[op] += 1 / repeats
+    return {op: (times[op], round(counts[op])) for op in times}
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--model_dir", required=True)
@@ -44,6 +87,12 @@ def main():
         "--precision", default="float32", choices=("float32", "bfloat16")
     )
     parser.add_argument("--data_dir", default=str(DEFAULT_DATA))
+    parser.add_argument(
+        "--ops",
+        type=int,
+        default=0,
+        help="also list the N ops that take the most time in a search",
+    )
     args = parser.parse_args()
 
     import numpy as np
@@ -118,6 +167,19 @@ def main():
         f"{1000 * whole / steps:.2f} ms per step (finished hypotheses skip "
         f"the projection; beams reordered)"
     )
+    if args.ops:
+        times = op_times(search)
+        total = sum(ms for ms, _ in times.values())
+        print(
+            f"op time per search step, summed over TensorFlow's threads: "
+            f"{total / steps:.2f} ms"
+        )
+        ranked = sorted(times.items(), key=lambda item: -item[1][0])
+        for op, (ms, count) in ranked[: args.ops]:
+            print(
+                f"  {ms / steps:6.2f} ms per step ({100 * ms / total:4.1f}%): "
+                f"{op}{f' x {count // steps}' if count >= 2 * steps else ''}"
+            )
 
 
 if __name__ == "__main__":
