@@ -24,6 +24,8 @@
 #   JOEY_CONFIG   a JoeyNMT config (benchmarks/joeynmt_side_by_side.sh writes
 #                 one): `joeynmt test` on it runs once per round, with
 #                 JOEY_PYTHON (default runs/peers/bin/python)
+#   PROFILE_OPS   after the rounds, profile each side (profile_decoding.py
+#                 --ops=PROFILE_OPS: where a beam-search step's time goes)
 #   QUIET_LOG     the log of a `seq2seq_attn.train` run in the background:
 #                 wait until it starts a validation pass, stop the trainer
 #                 (SIGSTOP) for the measurements and resume it (SIGCONT)
@@ -107,6 +109,15 @@ for round in $(seq "${ROUNDS:-2}"); do
   done
   [ -n "${JOEY_CONFIG:-}" ] && joey "$round"
 done
+if [ -n "${PROFILE_OPS:-}" ]; then
+  for i in "${!names[@]}"; do
+    say "$(date -u +%T) profile of ${names[$i]}"
+    (cd "${trees[$i]}/benchmarks" && PYTHONPATH="${trees[$i]}" "$python" \
+      profile_decoding.py --model_dir="$model_dir" --data_dir="$data_dir" \
+      --precision="${precisions[$i]}" --ops="$PROFILE_OPS" 2>&1) |
+      grep -E "^ |ms|rows" | tee -a "$out/log"
+  done
+fi
 for i in "${!names[@]}"; do
   for ((j = 0; j < i; j++)); do
     [ "${precisions[$i]}" = "${precisions[$j]}" ] || continue
