@@ -62,12 +62,18 @@ done
 
 say() { echo "$*" | tee -a "$out/log"; }
 
+in_tree() {  # INDEX SCRIPT [ARG ...]: a benchmark script of side INDEX
+  local tree=${trees[$1]} precision=${precisions[$1]} script=$2
+  shift 2
+  (cd "$tree/benchmarks" && PYTHONPATH="$tree" "$python" "$script" \
+    --model_dir="$model_dir" --data_dir="$data_dir" \
+    --precision="$precision" "$@")
+}
+
 decode() {  # INDEX ROUND
-  local name=${names[$1]} tree=${trees[$1]} output="$out/${names[$1]}_$2.out"
-  (cd "$tree/benchmarks" && PYTHONPATH="$tree" "$python" decoding_speed.py \
-    --model_dir="$model_dir" --data_dir="$data_dir" --batch_size=64 \
-    --length_penalty=gnmt --alpha=1.0 --precision="${precisions[$1]}" \
-    --output_prefix="$out/$name") >"$output" 2>&1 ||
+  local name=${names[$1]} output="$out/${names[$1]}_$2.out"
+  in_tree "$1" decoding_speed.py --batch_size=64 --length_penalty=gnmt \
+    --alpha=1.0 --output_prefix="$out/$name" >"$output" 2>&1 ||
     say "$name round $2: failed, see $output"
   grep "sentences/s" "$output" | sed "s|^|$name round $2 |" | tee -a "$out/log"
 }
@@ -112,9 +118,7 @@ done
 if [ -n "${PROFILE_OPS:-}" ]; then
   for i in "${!names[@]}"; do
     say "$(date -u +%T) profile of ${names[$i]}"
-    (cd "${trees[$i]}/benchmarks" && PYTHONPATH="${trees[$i]}" "$python" \
-      profile_decoding.py --model_dir="$model_dir" --data_dir="$data_dir" \
-      --precision="${precisions[$i]}" --ops="$PROFILE_OPS" 2>&1) |
+    in_tree "$i" profile_decoding.py --ops="$PROFILE_OPS" 2>&1 |
       grep -E "^ |ms|rows" | tee -a "$out/log"
   done
 fi
