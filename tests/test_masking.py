@@ -24,36 +24,3 @@ def test_masked_softmax_is_exactly_zero_where_masked():
     np.testing.assert_allclose(weights[0].sum(), 1.0, atol=1e-6)
     assert np.all(weights[1] == 0.0)
     assert np.all(np.isfinite(weights))
-
-
-def test_on_real_positions_computes_real_rows_only(rng):
-    import tensorflow as tf
-
-    from seq2seq_attn.layers.masking import on_real_positions
-
-    mask = np.array([[True, True, False], [True, False, False]])
-    x = tf.constant(rng.normal(size=(2, 3, 4)).astype("float32"))
-    kernel = tf.constant(rng.normal(size=(4, 5)).astype("float32"))
-    seen_rows = []
-
-    def project(rows):
-        seen_rows.append(rows.shape[0])
-        return tf.tanh(rows @ kernel)
-
-    with tf.GradientTape(persistent=True) as tape:
-        tape.watch(x)
-        packed = on_real_positions(project, mask, x)
-        full = tf.tanh(x @ kernel)
-        weights = tf.constant(rng.normal(size=(2, 3, 5)).astype("float32"))
-        packed_objective = tf.reduce_sum(packed * weights)
-        full_objective = tf.reduce_sum(
-            tf.where(mask[..., None], full * weights, 0.0)
-        )
-    assert seen_rows == [3]  # the three real positions, not all six
-    assert packed.shape == (2, 3, 5)
-    np.testing.assert_allclose(packed.numpy()[mask], full.numpy()[mask])
-    assert np.all(packed.numpy()[~mask] == 0.0)
-    packed_gradient = tape.gradient(packed_objective, x).numpy()
-    full_gradient = tape.gradient(full_objective, x).numpy()
-    np.testing.assert_allclose(packed_gradient, full_gradient, atol=1e-6)
-    assert np.all(packed_gradient[~mask] == 0.0)

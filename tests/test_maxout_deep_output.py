@@ -35,16 +35,3 @@ def test_matches_equation(rng, pool_size):
                 s[b, i], ey[b, i], c[b, i], *w, pool=pool_size
             )
             np.testing.assert_allclose(logits[b, i], expected, atol=1e-5)
-
-
-def test_target_mask_skips_padding_only(rng):
-    layer = MaxoutDeepOutput(3, vocab_size=11, bias_initializer="ones")
-    s = rng.normal(size=(2, 4, 5)).astype("float32")
-    ey = rng.normal(size=(2, 4, 6)).astype("float32")
-    c = rng.normal(size=(2, 4, 8)).astype("float32")
-    mask = np.array([[True, True, True, False], [True, False, False, False]])
-    full = np.asarray(layer(s, ey, c))
-    packed = np.asarray(layer(s, ey, c, target_mask=mask))
-    assert packed.shape == full.shape and packed.dtype == np.float32
-    np.testing.assert_allclose(packed[mask], full[mask], atol=1e-6)
-    assert np.all(packed[~mask] == 0.0)

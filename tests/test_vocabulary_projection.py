@@ -28,13 +28,3 @@ def test_round_trips_through_its_config():
     layer = VocabularyProjection(7, name="output_projection")
     clone = VocabularyProjection.from_config(layer.get_config())
     assert isinstance(clone, VocabularyProjection) and clone.units == 7
-
-
-def test_target_mask_skips_padding_only(rng):
-    layer = VocabularyProjection(11, bias_initializer="ones")
-    attentional = rng.normal(size=(2, 4, 5)).astype("float32")
-    mask = np.array([[True, True, False, False], [True, True, True, True]])
-    full = np.asarray(layer(attentional))
-    packed = np.asarray(layer(attentional, target_mask=mask))
-    np.testing.assert_allclose(packed[mask], full[mask], atol=1e-6)
-    assert np.all(packed[~mask] == 0.0)

@@ -38,40 +38,6 @@ def masked_softmax(scores, mask=None):
     return weights * ops.cast(mask, weights.dtype)
 
 
-def on_real_positions(function, mask, *inputs):
-    """`function(*inputs)` computed only where `mask` is True, zero elsewhere.
-
-    The position-wise layers after the recurrence (the deep output, the
-    vocabulary projection) would otherwise spend a quarter of their work on
-    target padding (Multi30k, batches sorted by source length). The real
-    positions are packed into one batch of rows, `function` runs on those,
-    and its outputs are scattered back.
-
-    Args:
-        function: maps `[N, D_k]` inputs to an `[N, V]` output, row by row.
-        mask: boolean [B, T], True on real positions.
-        *inputs: tensors [B, T, D_k].
-
-    Returns:
-        [B, T, V]: `function`'s output on real positions, 0 on the others.
-    """
-    if keras.backend.backend() != "tensorflow":
-        # Shapes that depend on values do not trace under `jax.jit`: compute
-        # every position there, and zero the padding.
-        outputs = function(*inputs)
-        return ops.where(mask[..., None], outputs, ops.zeros_like(outputs))
-    batch, steps = ops.shape(mask)[0], ops.shape(mask)[1]
-    rows = ops.nonzero(ops.reshape(mask, (-1,)))[0]
-    packed = [
-        ops.take(ops.reshape(x, (-1, x.shape[-1])), rows, axis=0)
-        for x in inputs
-    ]
-    outputs = function(*packed)
-    width = outputs.shape[-1]
-    scattered = ops.scatter(rows[:, None], outputs, (batch * steps, width))
-    return ops.reshape(scattered, (batch, steps, width))
-
-
 def sequence_lengths(mask):
     """Number of True positions per row of a boolean mask [B, T], as int32."""
     return ops.sum(ops.cast(mask, "int32"), axis=-1)

@@ -5,7 +5,6 @@ import functools
 import keras
 from keras import ops
 
-from seq2seq_attn.layers.masking import on_real_positions
 from seq2seq_attn.serialization import initializer_config, register
 
 
@@ -33,9 +32,6 @@ class MaxoutDeepOutput(keras.layers.Layer):
         state: s_{i-1}, [..., n].
         previous_embedding: E y_{i-1}, [..., m].
         context: c_i, [..., Dc].
-        target_mask: optional boolean [B, Ty], True on real target
-            positions, with inputs [B, Ty, ...]: the layer then runs on
-            those positions only, and the logits of the others are 0.
 
     Returns:
         float32 logits [..., vocab_size].
@@ -102,22 +98,12 @@ class MaxoutDeepOutput(keras.layers.Layer):
         pieces = ops.unstack(ops.reshape(pre_activation, shape), axis=-1)
         return functools.reduce(ops.maximum, pieces)
 
-    def logits(self, state, previous_embedding, context):
-        """W_o t_i (+ bias), float32: [..., vocab_size]."""
+    def call(self, state, previous_embedding, context):
         hidden = self.maxout(state, previous_embedding, context)
         logits = ops.matmul(hidden, self.output_kernel) + self.output_bias
         return ops.cast(logits, "float32")
 
-    def call(self, state, previous_embedding, context, target_mask=None):
-        if target_mask is None:
-            return self.logits(state, previous_embedding, context)
-        return on_real_positions(
-            self.logits, target_mask, state, previous_embedding, context
-        )
-
-    def compute_output_spec(
-        self, state, previous_embedding, context, target_mask=None
-    ):
+    def compute_output_spec(self, state, previous_embedding, context):
         shape = tuple(state.shape[:-1]) + (self.vocab_size,)
         return keras.KerasTensor(shape, dtype="float32")
 

@@ -14,11 +14,7 @@ from seq2seq_attn.layers.lstm import StackedLSTM
 from seq2seq_attn.layers.luong_decoder import LuongDecoder
 from seq2seq_attn.layers.masking import ReverseSequence
 from seq2seq_attn.layers.vocabulary_projection import VocabularyProjection
-from seq2seq_attn.models.shared_layers import (
-    input_layers,
-    select_rows,
-    target_padding_mask,
-)
+from seq2seq_attn.models.shared_layers import input_layers, select_rows
 
 
 def create_layers(config):
@@ -100,10 +96,7 @@ def connect(layers, source_ids, target_input_ids):
         attentional, alignments = outputs
     else:
         attentional, alignments = outputs, None
-    logits = layers["output_projection"](
-        attentional,
-        target_mask=target_padding_mask(layers, target_input_ids),
-    )
+    logits = layers["output_projection"](attentional)
     return logits, alignments
 
 

@@ -17,11 +17,7 @@ from seq2seq_attn.initializers import initializers_for
 from seq2seq_attn.layers.gru import GRU, BidirectionalGRU
 from seq2seq_attn.layers.gru_decoder import GRUDecoder
 from seq2seq_attn.layers.maxout_deep_output import MaxoutDeepOutput
-from seq2seq_attn.models.shared_layers import (
-    input_layers,
-    select_rows,
-    target_padding_mask,
-)
+from seq2seq_attn.models.shared_layers import input_layers, select_rows
 
 
 def create_layers(config):
@@ -91,7 +87,6 @@ def connect(layers, source_ids, target_input_ids):
         _dropped(layers, previous_states),
         target_embedding,
         _dropped(layers, contexts),
-        target_mask=target_padding_mask(layers, target_input_ids),
     )
     alignments = outputs[2] if len(outputs) == 3 else None
     return logits, alignments

@@ -25,15 +25,6 @@ def input_layers(config, embedding_initializer):
     }
 
 
-def target_padding_mask(layers, target_input_ids):
-    """Boolean [B, Ty], True on real target positions, for the position-wise
-    output layers to skip padding. It reuses the `source_mask` layer (a
-    `PaddingMask`), so that a model's list of layers, and with it what its
-    checkpoints and saved files hold, stays as it was before the output
-    layers took the mask."""
-    return layers["source_mask"](target_input_ids)
-
-
 def select_rows(rows, *tensors):
     """`tensors` restricted to the batch rows `rows` (int32 [n]); all of them
     when `rows` is None. Searches use it to project only live hypotheses
