@@ -51,20 +51,15 @@ if ! grep -q "Training ended after" "$out/joey/train.log" 2>/dev/null; then
     > "$out/joey_train.out" 2>&1
 fi
 
+# shellcheck source=benchmarks/train_on_side_by_side_data.sh
+source benchmarks/train_on_side_by_side_data.sh
 train_ours() {  # NAME [FLAGS...]
   local name=$1
   shift
   echo "== $(date -u +%FT%TZ) commit $(git rev-parse --short HEAD):" \
     "train $name, $epochs epochs $*"
-  "$python" -m seq2seq_attn.train \
-    --flagfile=configs/multi30k/joey_match.flags --epochs="$epochs" \
-    --model_dir="$out/$name" \
-    --train_source_file="$out/data/train.en" \
-    --train_target_file="$out/data/train.de" \
-    --valid_source_file="$out/data/val.en" \
-    --valid_target_file="$out/data/val.de" \
-    --corpus= "$@" 2>&1 | tr '\r' '\n' | grep -v '^ *[0-9]*/[0-9]* \[' \
-    >> "$out/${name}_train.out"
+  train_on_side_by_side_data "$python" "$out/data" "$out/$name" "$epochs" \
+    "$@" >> "$out/${name}_train.out"
 }
 train_ours ours
 if [ "${BFLOAT16:-0}" = 1 ]; then

@@ -42,22 +42,19 @@ joey_epoch() {  # ROUND: prints target tokens/s
     awk '{ printf "%.1f", $1 / $2 }'
 }
 
+# shellcheck source=benchmarks/train_on_side_by_side_data.sh
+source benchmarks/train_on_side_by_side_data.sh
 ours_epoch() {  # NAME ROUND [FLAGS...]: prints target tokens/s
   local name=$1 round=$2
   shift 2
-  "$python" -m seq2seq_attn.train \
-    --flagfile=configs/multi30k/joey_match.flags --epochs=1 \
-    --model_dir="$out/${name}_$round" \
-    --train_source_file="$dir/data/train.en" \
-    --train_target_file="$dir/data/train.de" \
-    --valid_source_file="$dir/data/val.en" \
-    --valid_target_file="$dir/data/val.de" \
-    --corpus= "$@" 2>&1 | tr '\r' '\n' | grep -v '^ *[0-9]*/[0-9]* \[' \
-    >"$out/${name}_$round.out"
+  train_on_side_by_side_data "$python" "$dir/data" "$out/${name}_$round" 1 \
+    "$@" >"$out/${name}_$round.out"
   # "epoch 1: 389,706 target tokens in 240.2 s of training (1,622.4 tokens/s)"
   grep -a "^epoch 1: " "$out/${name}_$round.out" | tail -1 |
     sed -E 's/.*\(([0-9,.]+) tokens\/s\).*/\1/' | tr -d ,
 }
+
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2fx", a / b }'; }
 
 for round in $(seq "$rounds"); do
   say "$(date -u +%T) round $round: JoeyNMT"
@@ -65,12 +62,12 @@ for round in $(seq "$rounds"); do
   say "$(date -u +%T) round $round: JoeyNMT $joey tokens/s; ours, float32"
   ours=$(ours_epoch ours "$round")
   line="round $round: JoeyNMT $joey, ours float32 $ours tokens/s"
-  line+=" ($(awk -v a="$ours" -v b="$joey" 'BEGIN { printf "%.2fx", a / b }'))"
+  line+=" ($(ratio "$ours" "$joey"))"
   if [ "${BFLOAT16:-0}" = 1 ]; then
     say "$(date -u +%T) round $round: ours, mixed bfloat16"
     bf16=$(ours_epoch ours_bf16 "$round" --mixed_precision=mixed_bfloat16)
     line+=", mixed bfloat16 $bf16"
-    line+=" ($(awk -v a="$bf16" -v b="$joey" 'BEGIN { printf "%.2fx", a / b }'))"
+    line+=" ($(ratio "$bf16" "$joey"))"
   fi
   say "$(date -u +%T) $line"
 done
