@@ -7,11 +7,13 @@
 Builds the flagfile's model and vocabularies from Multi30k train, takes
 --batches batches the way training does (sorted windows), and prints the
 mean milliseconds per batch of, each after a warm-up pass:
-  - the training step: forward, loss, gradients (no optimizer update);
+  - the training step: forward, loss, gradients (no optimizer update), on
+    the real target positions only (`packed_model`), as the trainer does
+    without XLA;
   - the forward pass alone;
   - the output layer alone (RNNsearch's maxout deep output or Luong's
     softmax projection, with the loss and all its gradients) on inputs of
-    the same shapes;
+    the same shapes (one row per real target position);
 so that the rest (embeddings, encoder, attention and the recurrences) is the
 difference.
 """
@@ -54,6 +56,7 @@ def main():
     )
 
     from seq2seq_attn.data import make_dataset
+    from seq2seq_attn.models import packed_model
     from seq2seq_attn.train import run_config_from_flagfile
 
     if args.mixed_precision:
@@ -69,6 +72,7 @@ def main():
     )
     batches, tokens = first_batches(dataset, args.batches)
     model, loss_fn = model_and_summed_loss(run, source, target)
+    packed = packed_model(model)
 
     ids = tf.TensorSpec([None, None], tf.int32)
     compiled = tf.function(input_signature=[ids, ids, ids])
@@ -76,14 +80,15 @@ def main():
     @compiled
     def step(source_ids, target_in, target_out):
         with tf.GradientTape() as tape:
-            logits = model([source_ids, target_in], training=True)
-            loss = loss_fn(target_out, logits)
+            logits = packed([source_ids, target_in], training=True)
+            loss = loss_fn(labels(target_in, target_out), logits)
         return tape.gradient(loss, model.trainable_variables)
 
     @compiled
     def forward(source_ids, target_in, target_out):
         return loss_fn(
-            target_out, model([source_ids, target_in], training=True)
+            labels(target_in, target_out),
+            packed([source_ids, target_in], training=True),
         )
 
     names = {layer.name for layer in model.layers}
@@ -93,8 +98,11 @@ def main():
     dtype = keras.mixed_precision.global_policy().compute_dtype
     config = run.model
 
+    def labels(target_in, target_out):
+        return tf.boolean_mask(target_out, target_in != 0)
+
     def head_inputs(target_in):
-        shape = tf.shape(target_in)
+        rows = tf.reduce_sum(tf.cast(target_in != 0, tf.int32))
         if head.name == "deep_output":
             widths = [
                 config.hidden_units,
@@ -104,8 +112,7 @@ def main():
         else:
             widths = [config.hidden_units]
         return [
-            tf.random.normal([shape[0], shape[1], width], dtype=dtype)
-            for width in widths
+            tf.random.normal([rows, width], dtype=dtype) for width in widths
         ]
 
     @compiled
@@ -113,7 +120,7 @@ def main():
         inputs = head_inputs(target_in)
         with tf.GradientTape() as tape:
             tape.watch(inputs)
-            loss = loss_fn(target_out, head(*inputs))
+            loss = loss_fn(labels(target_in, target_out), head(*inputs))
         return tape.gradient(loss, [*head.trainable_variables, *inputs])
 
     full = timed(step, batches)

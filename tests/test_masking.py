@@ -1,6 +1,11 @@
 import numpy as np
 
-from seq2seq_attn.layers import PaddingMask, ReverseSequence, masked_softmax
+from seq2seq_attn.layers import (
+    PaddingMask,
+    RealPositions,
+    ReverseSequence,
+    masked_softmax,
+)
 
 
 def test_reverse_sequence_reverses_real_tokens_only():
@@ -24,3 +29,21 @@ def test_masked_softmax_is_exactly_zero_where_masked():
     np.testing.assert_allclose(weights[0].sum(), 1.0, atol=1e-6)
     assert np.all(weights[1] == 0.0)
     assert np.all(np.isfinite(weights))
+
+
+def test_real_positions_packs_rows_in_row_major_order():
+    import tensorflow as tf
+
+    ids = np.array([[5, 6, 0, 0], [0, 0, 0, 0], [7, 8, 9, 10]], "int32")
+    values = np.arange(3 * 4 * 2, dtype="float32").reshape(3, 4, 2)
+    mask = PaddingMask()(ids)
+    packed = np.asarray(RealPositions()(values, mask))
+    np.testing.assert_array_equal(packed, values[ids != 0])
+    assert packed.shape == (6, 2)
+    # Gradients flow back to the real positions only.
+    values = tf.constant(values)
+    with tf.GradientTape() as tape:
+        tape.watch(values)
+        total = tf.reduce_sum(RealPositions()(values, mask))
+    gradient = np.asarray(tape.gradient(total, values))
+    np.testing.assert_array_equal(gradient[..., 0], ids != 0)

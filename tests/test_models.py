@@ -10,6 +10,7 @@ from seq2seq_attn.models import (
     ModelConfig,
     alignment_model,
     build_model,
+    packed_model,
 )
 
 VOCAB = 23
@@ -221,6 +222,43 @@ def test_alignment_model_shares_weights(batch):
     )
     with pytest.raises(ValueError, match="no attention"):
         alignment_model(build_model(CONFIGS["rnnencdec"]))
+
+
+@pytest.mark.parametrize("name", sorted(CONFIGS))
+def test_packed_model_gives_the_logits_of_real_positions(name, batch):
+    source, target = batch
+    model = build_model(CONFIGS[name])
+    packed = np.asarray(packed_model(model)([source, target]))
+    full = np.asarray(model([source, target]))
+    assert packed.shape == (int(np.sum(target != 0)), VOCAB + 2)
+    np.testing.assert_allclose(packed, full[target != 0], atol=1e-5)
+
+
+@pytest.mark.parametrize("name", FAMILIES)
+def test_packed_model_has_the_loss_and_gradients_of_the_model(name, batch):
+    import tensorflow as tf
+
+    source, target = batch
+    model = build_model(CONFIGS[name].replace(initializer="glorot"))
+    packed = packed_model(model)
+    # As in the data: a label wherever the target input has a token.
+    labels = np.where(target != 0, (target + 1) % (VOCAB + 2), 0)
+    loss_fn = keras.losses.SparseCategoricalCrossentropy(
+        from_logits=True, ignore_class=0, reduction="sum"
+    )
+    results = []
+    for logits_of, labels_of in (
+        (model, labels),
+        (packed, labels[target != 0]),
+    ):
+        with tf.GradientTape() as tape:
+            loss = loss_fn(labels_of, logits_of([source, target]))
+        gradients = tape.gradient(loss, model.trainable_variables)
+        results.append([loss] + [tf.convert_to_tensor(g) for g in gradients])
+    for ours, theirs in zip(*results, strict=True):
+        np.testing.assert_allclose(
+            np.asarray(ours), np.asarray(theirs), rtol=1e-4, atol=1e-6
+        )
 
 
 def _reversal_task(seed, pairs=20, vocab=14, shortest=4, longest=8):

@@ -8,6 +8,7 @@ from seq2seq_attn.layers.luong_attention import LuongAttention
 from seq2seq_attn.layers.luong_decoder import LuongDecoder
 from seq2seq_attn.layers.masking import (
     PaddingMask,
+    RealPositions,
     ReverseSequence,
     masked_softmax,
 )
@@ -23,6 +24,7 @@ __all__ = [
     "LuongDecoder",
     "MaxoutDeepOutput",
     "PaddingMask",
+    "RealPositions",
     "ReverseSequence",
     "StackedLSTM",
     "VocabularyProjection",

@@ -62,6 +62,36 @@ class PaddingMask(keras.layers.Layer):
 
 
 @register
+class RealPositions(keras.layers.Layer):
+    """The real (unpadded) positions of a batch of sequences, as rows.
+
+    The position-wise layers after the recurrence (the deep output, the
+    vocabulary projection, and the loss after them) would otherwise spend
+    their work on padding too: a quarter of Multi30k's target positions, even
+    with batches sorted by length. Training packs their inputs with this
+    layer, and the targets with the same mask. How many rows come out
+    depends on the mask's values, so the layer does not trace under XLA or
+    `jax.jit`.
+
+    Call arguments:
+        inputs: tensor [B, T, ...].
+        mask: boolean tensor [B, T]; True on real positions.
+
+    Returns:
+        [N, ...]: the positions where `mask` is True, in row-major order (the
+        order of `tf.boolean_mask(inputs, mask)`).
+    """
+
+    def call(self, inputs, mask):
+        rows = ops.nonzero(ops.reshape(mask, (-1,)))[0]
+        flat = ops.reshape(inputs, (-1,) + tuple(ops.shape(inputs)[2:]))
+        return ops.take(flat, rows, axis=0)
+
+    def compute_output_spec(self, inputs, mask):
+        return keras.KerasTensor((None,) + inputs.shape[2:], inputs.dtype)
+
+
+@register
 class ReverseSequence(keras.layers.Layer):
     """Reverses the real (unpadded) part of each row, leaving padding in place.
 

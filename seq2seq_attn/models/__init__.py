@@ -7,6 +7,7 @@ _EXPORTS = {
     "ModelConfig": "seq2seq_attn.models.config",
     "alignment_model": "seq2seq_attn.models.builder",
     "build_model": "seq2seq_attn.models.builder",
+    "packed_model": "seq2seq_attn.models.builder",
 }
 __all__ = sorted(_EXPORTS)
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

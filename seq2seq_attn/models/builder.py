@@ -38,6 +38,26 @@ def build_model(config):
     )
 
 
+def packed_model(model):
+    """A model sharing `model`'s weights whose logits skip target padding.
+
+    Its output is [N, V]: the logits of the N non-zero `target_input_ids`, in
+    row-major order, to be scored against
+    `tf.boolean_mask(target_output_ids, target_input_ids != 0)`. Training
+    uses it: the output layer and the loss are a third to a half of a
+    training step, and a quarter of Multi30k's target positions are padding.
+    N depends on the values of the input, so the model does not compile
+    with XLA.
+    """
+    source_ids, target_input_ids = _inputs()
+    logits, _ = family_of(model).connect(
+        named_layers(model), source_ids, target_input_ids, packed=True
+    )
+    return keras.Model(
+        [source_ids, target_input_ids], logits, name=f"{model.name}_packed"
+    )
+
+
 def family_of(model):
     """The module (`rnnsearch` or `luong`) that wires `model`'s layers."""
     decoder = model.get_layer("decoder")

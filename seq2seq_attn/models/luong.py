@@ -14,7 +14,11 @@ from seq2seq_attn.layers.lstm import StackedLSTM
 from seq2seq_attn.layers.luong_decoder import LuongDecoder
 from seq2seq_attn.layers.masking import ReverseSequence
 from seq2seq_attn.layers.vocabulary_projection import VocabularyProjection
-from seq2seq_attn.models.shared_layers import input_layers, select_rows
+from seq2seq_attn.models.shared_layers import (
+    input_layers,
+    real_target_positions,
+    select_rows,
+)
 
 
 def create_layers(config):
@@ -82,9 +86,10 @@ def _encode(layers, source_ids, training=None):
     return memory, source_mask, final_state
 
 
-def connect(layers, source_ids, target_input_ids):
+def connect(layers, source_ids, target_input_ids, packed=False):
     """Teacher-forced graph: `(logits, alignments)`; alignments is None
-    without attention."""
+    without attention. Logits are [B, Ty, V], or with `packed` [N, V], those
+    of the real target positions only (`real_target_positions`)."""
     memory, source_mask, final_state = _encode(layers, source_ids)
     outputs = layers["decoder"](
         layers["target_embedding"](target_input_ids),
@@ -96,6 +101,8 @@ def connect(layers, source_ids, target_input_ids):
         attentional, alignments = outputs
     else:
         attentional, alignments = outputs, None
+    if packed:
+        (attentional,) = real_target_positions(target_input_ids, attentional)
     logits = layers["output_projection"](attentional)
     return logits, alignments
 

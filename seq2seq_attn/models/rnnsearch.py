@@ -17,7 +17,11 @@ from seq2seq_attn.initializers import initializers_for
 from seq2seq_attn.layers.gru import GRU, BidirectionalGRU
 from seq2seq_attn.layers.gru_decoder import GRUDecoder
 from seq2seq_attn.layers.maxout_deep_output import MaxoutDeepOutput
-from seq2seq_attn.models.shared_layers import input_layers, select_rows
+from seq2seq_attn.models.shared_layers import (
+    input_layers,
+    real_target_positions,
+    select_rows,
+)
 
 
 def create_layers(config):
@@ -70,9 +74,10 @@ def _memory_and_summary(layers, source_embedding, source_mask):
     return last_state, last_state
 
 
-def connect(layers, source_ids, target_input_ids):
+def connect(layers, source_ids, target_input_ids, packed=False):
     """Teacher-forced graph: `(logits, alignments)`; alignments is None for
-    RNNencdec."""
+    RNNencdec. Logits are [B, Ty, V], or with `packed` [N, V], those of the
+    real target positions only (`real_target_positions`)."""
     source_mask = layers["source_mask"](source_ids)
     source_embedding = _dropped(layers, layers["source_embedding"](source_ids))
     memory, summary = _memory_and_summary(layers, source_embedding, source_mask)
@@ -83,11 +88,16 @@ def connect(layers, source_ids, target_input_ids):
         target_embedding, memory, summary, memory_mask=source_mask
     )
     previous_states, contexts = outputs[0], outputs[1]
-    logits = layers["deep_output"](
+    deep_output_inputs = (
         _dropped(layers, previous_states),
         target_embedding,
         _dropped(layers, contexts),
     )
+    if packed:
+        deep_output_inputs = real_target_positions(
+            target_input_ids, *deep_output_inputs
+        )
+    logits = layers["deep_output"](*deep_output_inputs)
     alignments = outputs[2] if len(outputs) == 3 else None
     return logits, alignments
 

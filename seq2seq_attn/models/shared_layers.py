@@ -3,7 +3,7 @@
 import keras
 from keras import ops
 
-from seq2seq_attn.layers.masking import PaddingMask
+from seq2seq_attn.layers.masking import PaddingMask, RealPositions
 
 
 def input_layers(config, embedding_initializer):
@@ -32,3 +32,10 @@ def select_rows(rows, *tensors):
     if rows is None:
         return tensors
     return tuple(ops.take(tensor, rows, axis=0) for tensor in tensors)
+
+
+def real_target_positions(target_input_ids, *tensors):
+    """`tensors` [B, Ty, ...] packed to the real target positions, [N, ...]
+    each: the N non-zero `target_input_ids`, in row-major order."""
+    mask = PaddingMask()(target_input_ids)
+    return tuple(RealPositions()(tensor, mask) for tensor in tensors)

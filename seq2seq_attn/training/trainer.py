@@ -30,7 +30,7 @@ from seq2seq_attn.data.tokenizers import build_tokenizer, load_tokenizer
 from seq2seq_attn.decoding.translator import Translator
 from seq2seq_attn.evaluation.bleu import corpus_bleu
 from seq2seq_attn.model_dir import ModelDir
-from seq2seq_attn.models.builder import build_model
+from seq2seq_attn.models.builder import build_model, packed_model
 from seq2seq_attn.training.optimizers import make_optimizer
 from seq2seq_attn.training.strategy import is_chief, replica_shard, worker_index
 
@@ -269,13 +269,21 @@ class Trainer:
         scaled = isinstance(optimizer, keras.optimizers.LossScaleOptimizer)
 
         variables = model.trainable_variables
+        # The output layer and the loss on the real target positions only;
+        # XLA needs static shapes, so it gets the padded logits.
+        packed = None if train.jit_compile else packed_model(model)
 
         def loss_and_gradients(
             source, target_input, target_output, total_tokens
         ):
             with tf.GradientTape() as tape:
-                logits = model([source, target_input], training=True)
-                loss_sum = loss_fn(target_output, logits)
+                if packed is None:
+                    logits = model([source, target_input], training=True)
+                    labels = target_output
+                else:
+                    logits = packed([source, target_input], training=True)
+                    labels = tf.boolean_mask(target_output, target_input != 0)
+                loss_sum = loss_fn(labels, logits)
                 loss = loss_sum / tf.maximum(total_tokens, 1.0)
                 objective = optimizer.scale_loss(loss) if scaled else loss
             return loss_sum, tape.gradient(objective, variables)
