@@ -10,8 +10,9 @@
 #
 # SIDE_BY_SIDE_DIR is an output of joeynmt_side_by_side.sh, whose data/ and
 # joey.yaml are reused (ROUNDS defaults to 2). Every epoch is the first of a
-# fresh model, in SIDE_BY_SIDE_DIR/alternating/; alternating.log there has a
-# line per epoch and each round's ratios. PYTHON and PEERS as for
+# fresh model, in SIDE_BY_SIDE_DIR/alternating/ (a rerun replaces the model
+# folders); alternating.log there has a line per epoch and each round's
+# ratios, appended run after run. PYTHON and PEERS as for
 # joeynmt_side_by_side.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -32,6 +33,7 @@ say "== $(date -u +%FT%TZ) commit $(git rev-parse --short HEAD)," \
   "$(nproc) CPUs, $rounds rounds"
 
 joey_epoch() {  # ROUND: prints target tokens/s
+  rm -rf "${out:?}/joey_$1" # a fresh model, also when the script reruns
   sed -e "s|model_dir: .*|model_dir: \"$out/joey_$1\"|" \
     -e "s/epochs: .*/epochs: 1/" "$dir/joey.yaml" >"$out/joey_$1.yaml"
   "$peers/bin/python" -m joeynmt train "$out/joey_$1.yaml" --skip-test \
@@ -47,6 +49,7 @@ source benchmarks/train_on_side_by_side_data.sh
 ours_epoch() {  # NAME ROUND [FLAGS...]: prints target tokens/s
   local name=$1 round=$2
   shift 2
+  rm -rf "${out:?}/${name}_$round"
   train_on_side_by_side_data "$python" "$dir/data" "$out/${name}_$round" 1 \
     "$@" >"$out/${name}_$round.out"
   # "epoch 1: 389,706 target tokens in 240.2 s of training (1,622.4 tokens/s)"
