@@ -13,7 +13,10 @@
 # side_by_side.log there. Rerunning skips a finished JoeyNMT training and
 # resumes ours from its last checkpoint. With BFLOAT16=1 ours is trained and
 # decoded a second time in bfloat16 (--mixed_precision=mixed_bfloat16,
-# --precision=bfloat16), an extra column of the report.
+# --precision=bfloat16), an extra column of the report. Then
+# benchmarks/training_alternating.sh measures the training ratio once more
+# with the toolkits' epochs alternating, ALTERNATING_ROUNDS times (default
+# 2, about 20 minutes a round; 0 skips it), a table of the report.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 data_dir=$(realpath "${1:-../shared/data}")
@@ -86,5 +89,12 @@ if [ "${BFLOAT16:-0}" = 1 ]; then
   decode_ours ours_bf16 bfloat16
 fi
 
+# The trainings above ran one after the other, so their speed ratio carries
+# the machine's drift; alternating epochs compare the same minutes.
+rounds=${ALTERNATING_ROUNDS:-2}
+if [ "$rounds" -gt 0 ]; then
+  echo "== $(date -u +%FT%TZ) training speed, epochs alternating"
+  benchmarks/training_alternating.sh "$out" "$rounds"
+fi
 echo "== $(date -u +%FT%TZ) report"
 "$python" benchmarks/side_by_side.py "$out" | tee "$out/report.md"

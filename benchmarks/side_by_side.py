@@ -6,7 +6,10 @@ Reads JoeyNMT's train.log and test logs and, for each of our runs there
 (`ours`, and `ours_bf16` if present), the training log, validation.tsv and
 decoding logs; scores every test2016 translation with the same sacreBLEU call,
 and prints two Markdown tables (training, decoding) with ratios to JoeyNMT;
-training speed is compared on the median epoch of each.
+training speed is compared on the median epoch of each. Where the folder has
+alternating/alternating.log (benchmarks/training_alternating.sh), a third
+table gives its last run's rounds: the training ratios of epochs run in the
+same minutes, which the machine's drift does not skew.
 """
 
 import argparse
@@ -28,6 +31,13 @@ JOEY_VALID = re.compile(
 )
 JOEY_PARAMS = re.compile(r"Total params: (\d+)")
 OURS_RUNS = {"ours": "float32", "ours_bf16": "mixed_bfloat16"}
+# training_alternating.sh's log: a header per run, a line per round.
+ALTERNATING_RUN = re.compile(r"^== (\S+) commit (\w+),", re.MULTILINE)
+ALTERNATING_ROUND = re.compile(
+    r"^(\S+) round (\d+): JoeyNMT ([\d.]+), ours float32 ([\d.]+) "
+    r"tokens/s \([\d.]+x\)(?:, mixed bfloat16 ([\d.]+) \([\d.]+x\))?$",
+    re.MULTILINE,
+)
 
 
 def joey_training(out):
@@ -135,6 +145,42 @@ def decoding_table(systems, references):
     return "\n".join(lines)
 
 
+def alternating_table(log_path):
+    """The last run of training_alternating.sh in `log_path`, as a table
+    of JoeyNMT's and our tokens/s by round (None if no round finished)."""
+    text = log_path.read_text()
+    runs = list(ALTERNATING_RUN.finditer(text))
+    if not runs:
+        return None
+    started, commit = runs[-1].groups()
+    rounds = ALTERNATING_ROUND.findall(text[runs[-1].end() :])
+    if not rounds:
+        return None
+    bfloat16 = all(row[4] for row in rounds)
+    header = "| round (ended) | JoeyNMT tokens/s | ours float32 | vs JoeyNMT |"
+    rule = "|---|---:|---:|---:|"
+    if bfloat16:
+        header += " ours mixed bfloat16 | vs JoeyNMT |"
+        rule += "---:|---:|"
+    lines = [
+        f"Training, epochs alternating (run of {started}, commit {commit}):",
+        "",
+        header,
+        rule,
+    ]
+    for ended, number, *speeds in rounds:
+        joey, ours = float(speeds[0]), float(speeds[1])
+        line = (
+            f"| {number} ({ended}) | {joey:,.0f} | {ours:,.0f} | "
+            f"{ours / joey:.2f}x |"
+        )
+        if bfloat16:
+            ours = float(speeds[2])
+            line += f" {ours:,.0f} | {ours / joey:.2f}x |"
+        lines.append(line)
+    return "\n".join(lines)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("out", type=pathlib.Path)
@@ -152,6 +198,11 @@ def main():
                 decoding.append(ours_decoding(out, run, precision))
     print(training_table(training))
     print()
+    alternating = out / "alternating" / "alternating.log"
+    table = alternating_table(alternating) if alternating.exists() else None
+    if table:
+        print(table)
+        print()
     print(decoding_table(decoding, references))
     for system in training:
         bleus = ", ".join(f"{b:.2f}" for b in system["valid_bleu"])
