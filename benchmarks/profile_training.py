@@ -57,6 +57,7 @@ def main():
 
     from seq2seq_attn.data import make_dataset
     from seq2seq_attn.models import packed_model
+    from seq2seq_attn.models.shared_layers import real_target_positions
     from seq2seq_attn.train import run_config_from_flagfile
 
     if args.mixed_precision:
@@ -99,7 +100,7 @@ def main():
     config = run.model
 
     def labels(target_in, target_out):
-        return tf.boolean_mask(target_out, target_in != 0)
+        return real_target_positions(target_in, target_out)[0]
 
     def head_inputs(target_in):
         rows = tf.reduce_sum(tf.cast(target_in != 0, tf.int32))

@@ -42,8 +42,8 @@ def packed_model(model):
     """A model sharing `model`'s weights whose logits skip target padding.
 
     Its output is [N, V]: the logits of the N non-zero `target_input_ids`, in
-    row-major order, to be scored against
-    `tf.boolean_mask(target_output_ids, target_input_ids != 0)`. Training
+    row-major order, to be scored against the labels packed the same way,
+    `real_target_positions(target_input_ids, target_output_ids)`. Training
     uses it: the output layer and the loss are a third to a half of a
     training step, and a quarter of Multi30k's target positions are padding.
     N depends on the values of the input, so the model does not compile

@@ -31,6 +31,7 @@ from seq2seq_attn.decoding.translator import Translator
 from seq2seq_attn.evaluation.bleu import corpus_bleu
 from seq2seq_attn.model_dir import ModelDir
 from seq2seq_attn.models.builder import build_model, packed_model
+from seq2seq_attn.models.shared_layers import real_target_positions
 from seq2seq_attn.training.optimizers import make_optimizer
 from seq2seq_attn.training.strategy import is_chief, replica_shard, worker_index
 
@@ -282,7 +283,9 @@ class Trainer:
                     labels = target_output
                 else:
                     logits = packed([source, target_input], training=True)
-                    labels = tf.boolean_mask(target_output, target_input != 0)
+                    (labels,) = real_target_positions(
+                        target_input, target_output
+                    )
                 loss_sum = loss_fn(labels, logits)
                 loss = loss_sum / tf.maximum(total_tokens, 1.0)
                 objective = optimizer.scale_loss(loss) if scaled else loss
