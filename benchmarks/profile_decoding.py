@@ -6,17 +6,16 @@
 
 Takes the middle batch of test2016 by source length (as `Translator` batches
 it) and times, each as a traced function run 50 times after a warm-up:
-  - the decoder step without the vocabulary projection (embedding,
-    recurrence, attention) for all B x K rows;
-  - the same step with the projection of every row;
+  - the decoder step (embedding, recurrence, attention, vocabulary
+    projection) for all B x K rows;
   - that, plus choosing each row's K best tokens and their log-probabilities
-    (`top_candidates`);
+    (`top_candidates`, every row live);
 and the whole beam search of the batch divided by its number of steps (where
-finished hypotheses skip the projection, and the beams are reordered). The
+only the live hypotheses take a step, and the beams are reordered). The
 parts read the weights cast once beforehand, as the search does (under
-`--precision=bfloat16`), so that they add up to the search's step. With
-`--ops=N`, also the N ops that take the most time in the whole search
-(TensorFlow's profiler, summed over its compute threads).
+`--precision=bfloat16`). With `--ops=N`, also the N ops that take the most
+time in the whole search (TensorFlow's profiler, summed over its compute
+threads), which splits the step into its matmuls and the rest.
 """
 
 import argparse
@@ -118,17 +117,11 @@ def main():
     encoded = tf.nest.map_structure(tile, encoded)
     state = tf.nest.map_structure(tile, state)
     tokens = tf.fill([n], BOS_ID)
-    everyone = tf.range(n)
-    nobody = tf.zeros([0], tf.int32)
     live = tf.ones([n], tf.bool)
 
     @tf.function
-    def step_without_projection():
-        return form.step(tokens, 0, state, encoded, rows=nobody)[1]
-
-    @tf.function
-    def step_with_projection():
-        return form.step(tokens, 0, state, encoded, rows=everyone)[0]
+    def decoder_step():
+        return form.step(tokens, 0, state, encoded)[0]
 
     @tf.function
     def step_and_best_tokens():
@@ -148,24 +141,20 @@ def main():
     whole = (time.perf_counter() - started) / repeats
     # Traced inside the context: the functions capture the cast weights.
     with form.weights_cast_once():
-        recurrence = timed(step_without_projection)
-        with_projection = timed(step_with_projection)
+        step = timed(decoder_step)
         with_best = timed(step_and_best_tokens)
     print(
         f"{args.model_dir}, {args.precision}: batch of {len(chunk)} "
         f"sentences x {k} beams = {n} rows, source length {source.shape[1]}"
     )
-    print(f"decoder step without the projection: {recurrence:.2f} ms")
     print(
-        f"vocabulary projection of all {n} rows: "
-        f"{with_projection - recurrence:.2f} ms"
+        f"decoder step with the vocabulary projection, {n} rows: {step:.2f} ms"
     )
-    choosing = with_best - with_projection
-    print(f"K best tokens, log-probabilities: {choosing:.2f} ms")
+    print(f"K best tokens, log-probabilities: {with_best - step:.2f} ms")
     print(
         f"whole search: {1000 * whole:.0f} ms for {steps} steps = "
-        f"{1000 * whole / steps:.2f} ms per step (finished hypotheses skip "
-        f"the projection; beams reordered)"
+        f"{1000 * whole / steps:.2f} ms per step (only live hypotheses take "
+        f"a step; beams reordered)"
     )
     if args.ops:
         times = op_times(search)

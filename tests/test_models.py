@@ -3,6 +3,7 @@ import itertools
 import keras
 import numpy as np
 import pytest
+import tensorflow as tf
 from conftest import padded_batch
 
 from seq2seq_attn.models import (
@@ -96,27 +97,44 @@ def test_inference_form_matches_training_form(name, batch):
 
 
 @pytest.mark.parametrize("name", sorted(CONFIGS))
-def test_step_projects_only_the_rows_asked_for(name, batch):
+def test_only_live_rows_take_a_search_step(name, batch):
+    from seq2seq_attn.decoding.beam_search import top_candidates
+
     source, target = batch
     form = InferenceForm(build_model(CONFIGS[name]))
     encoded, state = form.encode(source)
-    full, full_alignment, full_state = form.step(
-        target[:, 0], 0, state, encoded
+    tokens = target[:, 0]
+    logits, full_alignment, full_state = form.step(tokens, 0, state, encoded)
+    live = np.array([False, True, False, True])
+    log_probs, ids, _, alignment, new_state = top_candidates(
+        form, tokens, 0, state, encoded, 3, live
     )
-    rows = np.array([3, 1], "int32")
-    some, alignment, some_state = form.step(
-        target[:, 0], 0, state, encoded, rows=rows
-    )
-    assert some.shape == (2, VOCAB + 2)
+    expected = np.array(tf.nn.log_softmax(logits))
+    expected[:, :2] = -np.inf  # <pad> and <s> are never chosen
+    for row in (1, 3):
+        # The 3 best (near-ties in an untrained model may swap in order).
+        best = np.sort(expected[row])[::-1][:3]
+        chosen = np.asarray(ids[row])
+        np.testing.assert_allclose(expected[row, chosen], best, atol=1e-5)
+        np.testing.assert_allclose(
+            np.asarray(log_probs[row]), expected[row, chosen], atol=1e-5
+        )
+    live_rows = np.flatnonzero(live)
     np.testing.assert_allclose(
-        np.asarray(some), np.asarray(full)[rows], atol=1e-6
+        np.asarray(alignment)[live_rows],
+        np.asarray(full_alignment)[live_rows],
+        atol=1e-6,
     )
-    # Every row's recurrence still advances.
-    np.testing.assert_array_equal(
-        np.asarray(alignment), np.asarray(full_alignment)
-    )
-    for ours, theirs in zip(some_state, full_state, strict=True):
-        np.testing.assert_array_equal(np.asarray(ours), np.asarray(theirs))
+    # The other rows take no step: no candidates, no attention, old state.
+    assert np.all(np.asarray(log_probs)[~live] == -np.inf)
+    assert np.all(np.asarray(alignment)[~live] == 0)
+    for old, full, new in zip(state, full_state, new_state, strict=True):
+        np.testing.assert_allclose(
+            np.asarray(new)[live_rows], np.asarray(full)[live_rows], atol=1e-6
+        )
+        np.testing.assert_array_equal(
+            np.asarray(new)[~live], np.asarray(old)[~live]
+        )
 
 
 @pytest.mark.parametrize("name", sorted(CONFIGS))

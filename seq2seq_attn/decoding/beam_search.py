@@ -70,8 +70,11 @@ def max_output_lengths(source_ids, a=1.5, b=5):
 def top_candidates(form, tokens, position, state, encoded, k, live):
     """One step of `form` for a search: each live row's k best next tokens.
 
-    Only the `live` rows (unfinished hypotheses) are projected onto the
-    vocabulary and normalised; the recurrence advances every row. Tokens are
+    Only the `live` rows (unfinished hypotheses) take the step: they are
+    gathered into a smaller batch, which runs the recurrence, the attention
+    and the vocabulary projection; the other rows keep their state (a
+    finished hypothesis is never extended again, and about 40% of the rows
+    of a beam-5 search of test2016 are finished at any step). Tokens are
     ranked by their logits (<pad> and <s> never chosen), and only the chosen
     ones are normalised: log p(y) = logit(y) - log-sum-exp(logits), with no
     full log-softmax over the vocabulary (the log-sum-exp is skipped when
@@ -81,8 +84,8 @@ def top_candidates(form, tokens, position, state, encoded, k, live):
     Args:
         form: an `InferenceForm` (or `EnsembleForm`).
         tokens: int32 [N], the previous tokens.
-        position: t.
-        state, encoded: the form's.
+        position: t (a scalar).
+        state, encoded: the form's, with N rows.
         k: how many tokens to keep per row (at most the vocabulary size).
         live: bool [N].
 
@@ -90,11 +93,24 @@ def top_candidates(form, tokens, position, state, encoded, k, live):
         `(log_probs, ids, eos_log_probs, alignment, state)`: float32 [N, k]
         best first, int32 [N, k], float32 [N] (log p(</s>)), float32
         [N, Tx] and the next state. Rows that are not live get -inf
-        log-probabilities and <pad> ids.
+        log-probabilities, <pad> ids, zero alignment and their old state.
     """
     rows = tf.cast(tf.reshape(tf.where(live), [-1]), tf.int32)
-    logits, alignment, state = form.step(
-        tokens, position, state, encoded, rows=rows
+    index = rows[:, None]
+
+    def gather(x):
+        return tf.gather(x, rows)
+
+    logits, alignment, live_state = form.step(
+        gather(tokens),
+        position,
+        tf.nest.map_structure(gather, state),
+        tf.nest.map_structure(gather, encoded),
+    )
+    state = tf.nest.map_structure(
+        lambda old, new: tf.tensor_scatter_nd_update(old, index, new),
+        state,
+        live_state,
     )
     logits = tf.cast(logits, tf.float32)
     top_scores, top_ids = top_k(logits, k, excluded=(PAD_ID, BOS_ID))
@@ -123,7 +139,6 @@ def top_candidates(form, tokens, position, state, encoded, k, live):
         normaliser = (tf.reduce_max(heads, axis=-1) - tf.math.log(p_j))[:, None]
     eos_log_probs = logits[:, EOS_ID] - normaliser[:, 0]
     # Back to every row: the rows that are not live get -inf and <pad>.
-    index = rows[:, None]
     size = tf.shape(live)[0]
     width = tf.shape(top_ids)[-1]
     return (
@@ -134,7 +149,11 @@ def top_candidates(form, tokens, position, state, encoded, k, live):
         tf.tensor_scatter_nd_update(
             tf.fill([size], NEG_INF), index, eos_log_probs
         ),
-        tf.cast(alignment, tf.float32),
+        tf.scatter_nd(
+            index,
+            tf.cast(alignment, tf.float32),
+            tf.stack([size, tf.shape(alignment)[-1]]),
+        ),
         state,
     )
 

@@ -41,13 +41,13 @@ class EnsembleForm:
             states.append(form_state)
         return encoded, states
 
-    def step(self, token_ids, position, state, encoded, rows=None):
+    def step(self, token_ids, position, state, encoded):
         log_probs, alignments, states = [], [], []
         for form, form_state, form_encoded in zip(
             self.forms, state, encoded, strict=True
         ):
             logits, alignment, new_state = form.step(
-                token_ids, position, form_state, form_encoded, rows=rows
+                token_ids, position, form_state, form_encoded
             )
             log_probs.append(tf.nn.log_softmax(tf.cast(logits, tf.float32)))
             alignments.append(tf.cast(alignment, tf.float32))

@@ -66,7 +66,7 @@ class InferenceForm:
             function=lambda ids: self._family.encode(self._layers, ids),
         )
 
-    def step(self, token_ids, position, state, encoded, rows=None):
+    def step(self, token_ids, position, state, encoded):
         """One decoder step.
 
         Args:
@@ -74,21 +74,15 @@ class InferenceForm:
             position: t, counted from 0 (a scalar or [B]).
             state: from `encode` or the previous step.
             encoded: from `encode`.
-            rows: optional int32 [n]: compute the logits of these batch rows
-                only (the recurrence still advances every row). Searches
-                pass their live hypotheses, so that the vocabulary
-                projection, the largest matmul of a step, skips finished
-                ones.
 
         Returns:
-            `(logits, alignment, state)`: float32 logits [B, V] ([n, V] with
-            `rows`), attention weights [B, Tx] (zeros without attention) and
-            the next state.
+            `(logits, alignment, state)`: float32 logits [B, V], attention
+            weights [B, Tx] (zeros without attention) and the next state.
         """
         return self._in_model_precision(
             ops.convert_to_tensor(token_ids),
             function=lambda tokens: self._family.step(
-                self._layers, tokens, position, state, encoded, rows=rows
+                self._layers, tokens, position, state, encoded
             ),
         )
 

@@ -17,7 +17,6 @@ from seq2seq_attn.layers.vocabulary_projection import VocabularyProjection
 from seq2seq_attn.models.shared_layers import (
     input_layers,
     real_target_positions,
-    select_rows,
 )
 
 
@@ -119,9 +118,8 @@ def encode(layers, source_ids):
     return encoded, decoder.initial_state(final_state)
 
 
-def step(layers, token_ids, position, state, encoded, rows=None):
-    """One decoder step: `(logits [B, V], alignment [B, Tx], state)`; with
-    `rows`, the logits of those rows only ([n, V])."""
+def step(layers, token_ids, position, state, encoded):
+    """One decoder step: `(logits [B, V], alignment [B, Tx], state)`."""
     attentional, alignment, state = layers["decoder"].step(
         layers["target_embedding"](token_ids),
         position,
@@ -130,7 +128,7 @@ def step(layers, token_ids, position, state, encoded, rows=None):
         encoded.get("keys"),
         encoded["memory_mask"],
     )
-    logits = layers["output_projection"](*select_rows(rows, attentional))
+    logits = layers["output_projection"](attentional)
     if alignment is None:
         alignment = keras.ops.zeros(
             keras.ops.shape(encoded["memory_mask"]), dtype=logits.dtype

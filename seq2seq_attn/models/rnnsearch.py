@@ -20,7 +20,6 @@ from seq2seq_attn.layers.maxout_deep_output import MaxoutDeepOutput
 from seq2seq_attn.models.shared_layers import (
     input_layers,
     real_target_positions,
-    select_rows,
 )
 
 
@@ -115,9 +114,8 @@ def encode(layers, source_ids):
     return encoded, (decoder.initial_state(summary),)
 
 
-def step(layers, token_ids, position, state, encoded, rows=None):
-    """One decoder step: `(logits [B, V], alignment [B, Tx], state)`; with
-    `rows`, the logits of those rows only ([n, V])."""
+def step(layers, token_ids, position, state, encoded):
+    """One decoder step: `(logits [B, V], alignment [B, Tx], state)`."""
     decoder = layers["decoder"]
     previous_state = state[0]
     embedding = layers["target_embedding"](token_ids)
@@ -128,9 +126,7 @@ def step(layers, token_ids, position, state, encoded, rows=None):
         encoded.get("keys"),
         encoded["memory_mask"],
     )
-    logits = layers["deep_output"](
-        *select_rows(rows, previous_state, embedding, context)
-    )
+    logits = layers["deep_output"](previous_state, embedding, context)
     if alignment is None:
         alignment = ops.zeros(
             ops.shape(encoded["memory_mask"]), dtype=logits.dtype

@@ -1,7 +1,6 @@
 """The layers every model family starts with."""
 
 import keras
-from keras import ops
 
 from seq2seq_attn.layers.masking import PaddingMask, RealPositions
 
@@ -23,15 +22,6 @@ def input_layers(config, embedding_initializer):
             )
         },
     }
-
-
-def select_rows(rows, *tensors):
-    """`tensors` restricted to the batch rows `rows` (int32 [n]); all of them
-    when `rows` is None. Searches use it to project only live hypotheses
-    onto the vocabulary."""
-    if rows is None:
-        return tensors
-    return tuple(ops.take(tensor, rows, axis=0) for tensor in tensors)
 
 
 def real_target_positions(target_input_ids, *tensors):
