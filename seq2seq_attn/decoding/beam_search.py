@@ -73,8 +73,8 @@ def top_candidates(form, tokens, position, state, encoded, k, live):
     Only the `live` rows (unfinished hypotheses) take the step: they are
     gathered into a smaller batch, which runs the recurrence, the attention
     and the vocabulary projection; the other rows keep their state (a
-    finished hypothesis is never extended again, and about 40% of the rows
-    of a beam-5 search of test2016 are finished at any step). Tokens are
+    finished hypothesis is never extended again; in a beam-5 search of
+    Multi30k's test2016, 40% of all row-steps are finished). Tokens are
     ranked by their logits (<pad> and <s> never chosen), and only the chosen
     ones are normalised: log p(y) = logit(y) - log-sum-exp(logits), with no
     full log-softmax over the vocabulary (the log-sum-exp is skipped when
@@ -138,7 +138,8 @@ def top_candidates(form, tokens, position, state, encoded, k, live):
         p_j = tf.gather(tf.nn.softmax(logits), j, batch_dims=1)
         normaliser = (tf.reduce_max(heads, axis=-1) - tf.math.log(p_j))[:, None]
     eos_log_probs = logits[:, EOS_ID] - normaliser[:, 0]
-    # Back to every row: the rows that are not live get -inf and <pad>.
+    # Back to every row: the rows that are not live get -inf, <pad> and
+    # zero attention.
     size = tf.shape(live)[0]
     width = tf.shape(top_ids)[-1]
     return (
