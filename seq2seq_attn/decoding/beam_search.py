@@ -138,23 +138,19 @@ def top_candidates(form, tokens, position, state, encoded, k, live):
         p_j = tf.gather(tf.nn.softmax(logits), j, batch_dims=1)
         normaliser = (tf.reduce_max(heads, axis=-1) - tf.math.log(p_j))[:, None]
     eos_log_probs = logits[:, EOS_ID] - normaliser[:, 0]
-    # Back to every row: the rows that are not live get -inf, <pad> and
-    # zero attention.
-    size = tf.shape(live)[0]
-    width = tf.shape(top_ids)[-1]
+
+    def every_row(values, fill):
+        """`values` of the live rows back in place, `fill` on the others."""
+        shape = tf.concat([tf.shape(live), tf.shape(values)[1:]], 0)
+        others = tf.fill(shape, tf.constant(fill, values.dtype))
+        return tf.tensor_scatter_nd_update(others, index, values)
+
+    # The rows that are not live get -inf, <pad> and zero attention.
     return (
-        tf.tensor_scatter_nd_update(
-            tf.fill([size, width], NEG_INF), index, top_scores - normaliser
-        ),
-        tf.scatter_nd(index, top_ids, [size, width]),
-        tf.tensor_scatter_nd_update(
-            tf.fill([size], NEG_INF), index, eos_log_probs
-        ),
-        tf.scatter_nd(
-            index,
-            tf.cast(alignment, tf.float32),
-            tf.stack([size, tf.shape(alignment)[-1]]),
-        ),
+        every_row(top_scores - normaliser, NEG_INF),
+        every_row(top_ids, PAD_ID),
+        every_row(eos_log_probs, NEG_INF),
+        every_row(tf.cast(alignment, tf.float32), 0.0),
         state,
     )
 
