@@ -137,6 +137,46 @@ def test_only_live_rows_take_a_search_step(name, batch):
         )
 
 
+@pytest.mark.parametrize("name", FAMILIES)
+def test_a_beams_live_rows_step_as_their_sentences_would(name, batch):
+    from seq2seq_attn.decoding.beam_search import top_candidates
+    from seq2seq_attn.models.inference import map_rows
+
+    source, target = batch
+    form = InferenceForm(build_model(CONFIGS[name]))
+    encoded, state = form.encode(source)
+    beams = 3
+    tiled = map_rows(lambda x: tf.repeat(x, beams, axis=0), encoded)
+    tiled_state = tf.nest.map_structure(
+        lambda x: tf.repeat(x, beams, axis=0), state
+    )
+    # Each beam row its own token; sentence 1 has no live row, 3 one.
+    tokens = target[:, :beams].reshape(-1)
+    live = np.array([1, 1, 0, 0, 0, 0, 1, 0, 1, 0, 1, 0], bool)
+    log_probs, _, _, alignment, new_state = top_candidates(
+        form, tokens, 0, tiled_state, tiled, 2, live
+    )
+    for beam in range(beams):
+        logits, full_alignment, full_state = form.step(
+            target[:, beam], 0, state, encoded
+        )
+        rows = np.flatnonzero(live.reshape(-1, beams)[:, beam])
+        tiled_rows = rows * beams + beam
+        np.testing.assert_allclose(
+            np.asarray(alignment)[tiled_rows],
+            np.asarray(full_alignment)[rows],
+            atol=1e-6,
+        )
+        best = np.sort(np.asarray(tf.nn.log_softmax(logits))[:, 2:])[:, -2:]
+        np.testing.assert_allclose(
+            np.sort(np.asarray(log_probs)[tiled_rows]), best[rows], atol=1e-5
+        )
+        for new, full in zip(new_state, full_state, strict=True):
+            np.testing.assert_allclose(
+                np.asarray(new)[tiled_rows], np.asarray(full)[rows], atol=1e-6
+            )
+
+
 @pytest.mark.parametrize("name", sorted(CONFIGS))
 def test_padding_changes_no_unmasked_output(name, batch):
     source, target = batch

@@ -22,6 +22,7 @@ import tensorflow as tf
 
 from seq2seq_attn.data.special_tokens import BOS_ID, EOS_ID, PAD_ID
 from seq2seq_attn.decoding.scoring import Scoring
+from seq2seq_attn.models.inference import map_rows
 
 NEG_INF = float("-inf")
 
@@ -105,7 +106,7 @@ def top_candidates(form, tokens, position, state, encoded, k, live):
         gather(tokens),
         position,
         tf.nest.map_structure(gather, state),
-        tf.nest.map_structure(gather, encoded),
+        map_rows(gather, encoded),
     )
     state = tf.nest.map_structure(
         lambda old, new: tf.tensor_scatter_nd_update(old, index, new),
@@ -291,7 +292,7 @@ def beam_search(
 
     encoded, state = form.encode(source_ids)
     tile = lambda x: tf.repeat(x, k, axis=0)  # noqa: E731
-    encoded = tf.nest.map_structure(tile, encoded)
+    encoded = map_rows(tile, encoded)
     state = tf.nest.map_structure(tile, state)
 
     first_beam = tf.one_hot(0, k, on_value=0.0, off_value=NEG_INF)

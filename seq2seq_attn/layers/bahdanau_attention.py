@@ -90,9 +90,9 @@ class BahdanauAttention(keras.layers.Layer):
             keys = keys + self.bias
         return keys
 
-    def call(self, query, value, value_mask=None, keys=None):
-        if keys is None:
-            keys = self.project_keys(value)
+    def align(self, query, keys, value_mask=None):
+        """alpha_ij from s_{i-1} and `project_keys(h)` alone (Eq. 6):
+        [B, Tv] for a query [B, Dq], [B, Tq, Tv] for [B, Tq, Dq]."""
         single_step = len(query.shape) == 2
         if single_step:
             query = ops.expand_dims(query, 1)
@@ -101,10 +101,15 @@ class BahdanauAttention(keras.layers.Layer):
         scores = ops.einsum("bqvu,u->bqv", hidden, self.score_vector)
         mask = None if value_mask is None else value_mask[:, None, :]
         alignment = masked_softmax(scores, mask)
-        context = ops.matmul(alignment, value)
-        if single_step:
-            return context[:, 0], alignment[:, 0]
-        return context, alignment
+        return alignment[:, 0] if single_step else alignment
+
+    def call(self, query, value, value_mask=None, keys=None):
+        if keys is None:
+            keys = self.project_keys(value)
+        alignment = self.align(query, keys, value_mask)
+        if len(query.shape) == 2:
+            return ops.matmul(alignment[:, None], value)[:, 0], alignment
+        return ops.matmul(alignment, value), alignment
 
     def compute_output_spec(self, query, value, value_mask=None, keys=None):
         prefix = tuple(query.shape[:-1])

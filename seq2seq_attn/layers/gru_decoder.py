@@ -110,6 +110,19 @@ class GRUDecoder(keras.layers.Layer):
         """W E y_{i-1} + b for the three gates, for any leading axes."""
         return ops.matmul(target_embedding, self.embedding_kernel) + self.bias
 
+    def project_context(self, context):
+        """C c for the three gates, for any leading axes. C is linear, so
+        C c_i is also sum_j alpha_ij (C h_j): a search projects the
+        annotations once per sentence (`layers.per_sentence`)."""
+        return ops.matmul(context, self.context_kernel)
+
+    def next_state(self, gate_inputs, state, recurrent_kernel=None):
+        """s_i from s_{i-1} and the gates' inputs W E y_{i-1} + C c_i + b,
+        [B, 3n]; `recurrent_kernel` as in `step`."""
+        return gru_step(
+            gate_inputs, state, recurrent_kernel or self.recurrent_kernel
+        )
+
     def project_keys(self, memory):
         """U_a h_j of the alignment model, once per sentence (or None)."""
         if self.attention is None:
@@ -144,13 +157,9 @@ class GRUDecoder(keras.layers.Layer):
             context, alignment = self.attention(
                 state, memory, value_mask=memory_mask, keys=keys
             )
-        gate_inputs = projected_embedding + ops.matmul(
-            context, self.context_kernel
-        )
+        gate_inputs = projected_embedding + self.project_context(context)
         return (
-            gru_step(
-                gate_inputs, state, recurrent_kernel or self.recurrent_kernel
-            ),
+            self.next_state(gate_inputs, state, recurrent_kernel),
             context,
             alignment,
         )

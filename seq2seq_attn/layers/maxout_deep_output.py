@@ -83,12 +83,17 @@ class MaxoutDeepOutput(keras.layers.Layer):
             initializer=self.bias_initializer,
         )
 
-    def maxout(self, state, previous_embedding, context):
-        """t_i, the maxout hidden layer: [..., units]."""
+    def project_context(self, context):
+        """C_o c, for any leading axes (see `GRUDecoder.project_context`)."""
+        return ops.matmul(context, self.context_kernel)
+
+    def maxout(self, state, previous_embedding, projected_context):
+        """t_i, the maxout hidden layer, from s_{i-1}, E y_{i-1} and C_o c_i:
+        [..., units]."""
         pre_activation = (
             ops.matmul(state, self.state_kernel)
             + ops.matmul(previous_embedding, self.embedding_kernel)
-            + ops.matmul(context, self.context_kernel)
+            + projected_context
             + self.maxout_bias
         )
         shape = ops.shape(pre_activation)[:-1] + (self.units, self.pool_size)
@@ -98,10 +103,17 @@ class MaxoutDeepOutput(keras.layers.Layer):
         pieces = ops.unstack(ops.reshape(pre_activation, shape), axis=-1)
         return functools.reduce(ops.maximum, pieces)
 
-    def call(self, state, previous_embedding, context):
-        hidden = self.maxout(state, previous_embedding, context)
+    def logits(self, state, previous_embedding, projected_context):
+        """float32 logits [..., vocab_size] from s_{i-1}, E y_{i-1} and
+        C_o c_i (`project_context`)."""
+        hidden = self.maxout(state, previous_embedding, projected_context)
         logits = ops.matmul(hidden, self.output_kernel) + self.output_bias
         return ops.cast(logits, "float32")
+
+    def call(self, state, previous_embedding, context):
+        return self.logits(
+            state, previous_embedding, self.project_context(context)
+        )
 
     def compute_output_spec(self, state, previous_embedding, context):
         shape = tuple(state.shape[:-1]) + (self.vocab_size,)

@@ -5,6 +5,7 @@ import contextlib
 import keras
 from keras import ops
 
+from seq2seq_attn.layers.per_sentence import PER_SENTENCE
 from seq2seq_attn.models.builder import family_of, named_layers
 
 
@@ -12,9 +13,12 @@ class InferenceForm:
     """Encoder plus single decoder step of a model built by `build_model`.
 
     Search (greedy, beam) drives these two functions; they use the trained
-    model's own layers, so no weight is copied. Every tensor in `encoded` and
-    in the state has the batch on its first axis, so a search can tile and
-    reorder them.
+    model's own layers, so no weight is copied. Every tensor in the state
+    and in `encoded` has a row per hypothesis on its first axis, so a search
+    can tile and reorder them (`map_rows`), except those under
+    `encoded[PER_SENTENCE]`: one row per source sentence, shared by its
+    hypotheses and never tiled; `encoded["sentence"]` then gives each row's
+    sentence.
 
     Args:
         model: a model from `build_model` (or loaded from a `.keras` file).
@@ -57,9 +61,10 @@ class InferenceForm:
             source_ids: int32 [B, Tx], 0 pads.
 
         Returns:
-            `(encoded, state)`: a dict of tensors the steps read (memory,
-            memory_mask, and keys where there is attention), and the decoder
-            state before the first step (a tuple of tensors).
+            `(encoded, state)`: a dict of tensors the steps read (the
+            family's: e.g. keys, memory_mask, and the annotations' products
+            per sentence, see the class), and the decoder state before the
+            first step (a tuple of tensors).
         """
         return self._in_model_precision(
             ops.convert_to_tensor(source_ids),
@@ -85,6 +90,20 @@ class InferenceForm:
                 self._layers, tokens, position, state, encoded
             ),
         )
+
+
+def map_rows(function, encoded):
+    """`encoded` (a form's, or a list of them for an ensemble) with
+    `function` applied to each tensor that has a row per hypothesis, and
+    the tensors under `PER_SENTENCE` left as they are."""
+    if isinstance(encoded, dict):
+        return {
+            key: value if key == PER_SENTENCE else map_rows(function, value)
+            for key, value in encoded.items()
+        }
+    if isinstance(encoded, (list, tuple)):
+        return type(encoded)(map_rows(function, value) for value in encoded)
+    return function(encoded)
 
 
 class _InModelPrecision(keras.layers.Layer):

@@ -17,6 +17,10 @@ from seq2seq_attn.initializers import initializers_for
 from seq2seq_attn.layers.gru import GRU, BidirectionalGRU
 from seq2seq_attn.layers.gru_decoder import GRUDecoder
 from seq2seq_attn.layers.maxout_deep_output import MaxoutDeepOutput
+from seq2seq_attn.layers.per_sentence import (
+    PER_SENTENCE,
+    weighted_sum_per_sentence,
+)
 from seq2seq_attn.models.shared_layers import (
     input_layers,
     real_target_positions,
@@ -102,15 +106,33 @@ def connect(layers, source_ids, target_input_ids, packed=False):
 
 
 def encode(layers, source_ids):
-    """The inference encoder: memory, keys, mask and the state before step 1."""
+    """The inference encoder: what the steps read, and s_0.
+
+    The context enters a step only through C c_i (GRU) and C_o c_i (deep
+    output), so the annotations are projected by both here, once: for
+    RNNsearch per sentence, weighed at every step by the hypotheses'
+    alignments (`weighted_sum_per_sentence`); for RNNencdec, whose context
+    is fixed, per row, read as is.
+    """
     source_mask = layers["source_mask"](source_ids)
     memory, summary = _memory_and_summary(
         layers, layers["source_embedding"](source_ids), source_mask
     )
     decoder = layers["decoder"]
-    encoded = {"memory": memory, "memory_mask": source_mask}
-    if decoder.attention is not None:
+    context_products = ops.concatenate(
+        [
+            decoder.project_context(memory),
+            layers["deep_output"].project_context(memory),
+        ],
+        axis=-1,
+    )
+    encoded = {"memory_mask": source_mask}
+    if decoder.attention is None:
+        encoded["context_products"] = context_products
+    else:
         encoded["keys"] = decoder.project_keys(memory)
+        encoded["sentence"] = ops.arange(ops.shape(source_ids)[0])
+        encoded[PER_SENTENCE] = {"context_products": context_products}
     return encoded, (decoder.initial_state(summary),)
 
 
@@ -119,16 +141,26 @@ def step(layers, token_ids, position, state, encoded):
     decoder = layers["decoder"]
     previous_state = state[0]
     embedding = layers["target_embedding"](token_ids)
-    new_state, context, alignment = decoder.step(
-        decoder.project_embedding(embedding),
-        previous_state,
-        encoded["memory"],
-        encoded.get("keys"),
-        encoded["memory_mask"],
-    )
-    logits = layers["deep_output"](previous_state, embedding, context)
-    if alignment is None:
+    if decoder.attention is None:
+        context_products = encoded["context_products"]
         alignment = ops.zeros(
-            ops.shape(encoded["memory_mask"]), dtype=logits.dtype
+            ops.shape(encoded["memory_mask"]), dtype=context_products.dtype
         )
+    else:
+        alignment = decoder.attention.align(
+            previous_state, encoded["keys"], encoded["memory_mask"]
+        )
+        context_products = weighted_sum_per_sentence(
+            alignment,
+            encoded["sentence"],
+            encoded[PER_SENTENCE]["context_products"],
+        )
+    gates = 3 * decoder.units
+    new_state = decoder.next_state(
+        decoder.project_embedding(embedding) + context_products[:, :gates],
+        previous_state,
+    )
+    logits = layers["deep_output"].logits(
+        previous_state, embedding, context_products[:, gates:]
+    )
     return logits, alignment, (new_state,)
