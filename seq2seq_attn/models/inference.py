@@ -96,14 +96,13 @@ def map_rows(function, encoded):
     """`encoded` (a form's, or a list of them for an ensemble) with
     `function` applied to each tensor that has a row per hypothesis, and
     the tensors under `PER_SENTENCE` left as they are."""
-    if isinstance(encoded, dict):
-        return {
-            key: value if key == PER_SENTENCE else map_rows(function, value)
-            for key, value in encoded.items()
-        }
-    if isinstance(encoded, (list, tuple)):
-        return type(encoded)(map_rows(function, value) for value in encoded)
-    return function(encoded)
+    return keras.tree.pack_sequence_as(
+        encoded,
+        [
+            value if PER_SENTENCE in path else function(value)
+            for path, value in keras.tree.flatten_with_path(encoded)
+        ],
+    )
 
 
 class _InModelPrecision(keras.layers.Layer):
