@@ -2,11 +2,16 @@
 would load it (only tensorflow and tensorflow_text imported).
 
     python benchmarks/export_latency.py --export=exports/m30k_rnnsearch/1 \
-        [--data_dir=../shared/data] [--requests=200]
+        [--data_dir=../shared/data] [--requests=200] \
+        [--batch_sizes=64,256,1024,4096]
 
 Prints the p50 and p95 latency of `serving_default` for one sentence (the
-first `--requests` sentences of Multi30k test2016, one request each) and the
-throughput in sentences/s at batch 64 over the 1,000 test sentences.
+first `--requests` sentences of Multi30k test2016, one request each), the
+throughput in sentences/s at batch 64 over the 1,000 test sentences, and
+then, for each of `--batch_sizes`, the throughput of requests of that many
+sentences (test2016 repeated as needed, at least 1,024 sentences in all)
+and its ratio to batch 64's: a server should not slow down per sentence
+when a client sends a large batch.
 """
 
 import argparse
@@ -30,6 +35,7 @@ def main():
     parser.add_argument("--data_dir", default=str(DEFAULT_DATA))
     parser.add_argument("--requests", type=int, default=200)
     parser.add_argument("--language", default="en")
+    parser.add_argument("--batch_sizes", default="64,256,1024,4096")
     args = parser.parse_args()
 
     name = f"test_2016_flickr.lc.norm.tok.{args.language}.gz"
@@ -55,8 +61,29 @@ def main():
     print(
         f"{args.export}: one sentence p50 {p50:.0f} ms, p95 {p95:.0f} ms "
         f"({args.requests} requests); batch 64: {throughput:.1f} sentences/s "
-        f"({len(sentences)} sentences)"
+        f"({len(sentences)} sentences)",
+        flush=True,
     )
+    base = None
+    for size in map(int, args.batch_sizes.split(",")):
+        speed = batch_throughput(serve, sentences, size)
+        base = base or speed
+        print(
+            f"batch {size}: {speed:.1f} sentences/s, "
+            f"{speed / base:.2f}x the first batch size's",
+            flush=True,
+        )
+
+
+def batch_throughput(serve, sentences, size, at_least=1024):
+    """Sentences/s of requests of `size` sentences, over at least
+    `at_least` sentences."""
+    request = [sentences[i % len(sentences)] for i in range(size)]
+    calls = max(1, -(-at_least // size))
+    started = time.perf_counter()
+    for _ in range(calls):
+        serve(text=tf.constant(request))
+    return calls * size / (time.perf_counter() - started)
 
 
 if __name__ == "__main__":

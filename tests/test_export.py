@@ -147,6 +147,56 @@ def test_bad_input_gets_a_defined_output_for_every_row(exported):
     assert got["nbest_scores"][0] == [0.0, 0.0, 0.0]
 
 
+WRONG_FORM = """
+loaded = tf.saved_model.load(sys.argv[1])
+requests = {
+    "serving_default": [
+        {"text": tf.constant("a man")},
+        {"text": tf.constant([["a man", "two dogs"], ["a dog", "a cat"]])},
+    ],
+    "translate_nbest": [{"text": tf.constant("a man")}],
+    "align": [
+        {"text": tf.constant("a man"), "target": tf.constant(["ein mann"])},
+        {"text": tf.constant(["a man"]), "target": tf.constant("ein mann")},
+        {"text": tf.constant(["a man", "a dog"]),
+         "target": tf.constant(["ein mann"])},
+    ],
+}
+errors = []
+for name, calls in requests.items():
+    for inputs in calls:
+        try:
+            loaded.signatures[name](**inputs)
+            errors.append([name, "answered"])
+        except tf.errors.InvalidArgumentError as error:
+            errors.append([name, error.message])
+after = loaded.signatures["serving_default"](text=tf.constant(["a man ."]))
+print(json.dumps({"errors": errors,
+                  "after": after["translation"].numpy()[0].decode()}))
+"""
+
+
+def test_requests_of_the_wrong_form_are_refused_and_the_server_lives(
+    exported,
+):
+    # A scalar once crashed the process (SIGSEGV) inside a TF Text op, and a
+    # 2-D batch answered the wrong rows. The process must exit cleanly
+    # (_fresh_process checks rc 0) after refusing each with a clear error.
+    got = _fresh_process(WRONG_FORM, exported)
+    names = [name for name, _ in got["errors"]]
+    messages = [message for _, message in got["errors"]]
+    assert (
+        names == ["serving_default"] * 2 + ["translate_nbest"] + ["align"] * 3
+    )
+    for message in messages[:5]:
+        assert "must_be_a_vector" in message, message
+        assert "is not compatible with expected shape [?]" in message, message
+    assert "text_must_be_a_vector" in messages[0]
+    assert "target_must_be_a_vector" in messages[4]
+    assert "text and target must have the same number of rows" in messages[5]
+    assert got["after"], "the model stopped answering after the errors"
+
+
 ALIGN = """
 loaded = tf.saved_model.load(sys.argv[1])
 out = loaded.signatures["align"](

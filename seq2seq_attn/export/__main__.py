@@ -27,6 +27,9 @@ flags.DEFINE_float("beta", 0.0, "Coverage penalty weight.")
 flags.DEFINE_float("max_length_a", 1.5, "Output limit: a * source length + b.")
 flags.DEFINE_float("max_length_b", 5, "Output limit: a * source length + b.")
 flags.DEFINE_integer("max_input_tokens", 100, "Inputs are cut to this length.")
+flags.DEFINE_integer(
+    "batch_size", 64, "Sentences per search; larger requests are split."
+)
 flags.mark_flags_as_required(["model_dir", "export_dir"])
 
 
@@ -52,6 +55,7 @@ def main(argv):
             max_length_a=FLAGS.max_length_a,
             max_length_b=FLAGS.max_length_b,
             max_input_tokens=FLAGS.max_input_tokens,
+            batch_size=FLAGS.batch_size,
         )
         path = export(module, FLAGS.export_dir, FLAGS.version or None)
     except (ValueError, FileNotFoundError, FileExistsError) as error:

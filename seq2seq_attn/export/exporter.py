@@ -13,7 +13,12 @@ op), and the vocabularies travel in the SavedModel's assets. Signatures:
 
 Every row gets a defined output: invalid UTF-8 is replaced by U+FFFD, input
 is cut to `max_input_tokens` tokens, and an input with no token (empty or
-whitespace only) translates to "" with score 0.
+whitespace only) translates to "" with score 0. A request of the wrong form
+(a scalar or a 2-D `text`, `text` and `target` of different lengths) gets an
+`InvalidArgumentError` that says so, checked before any TF Text op runs: those
+ops may crash the process on a scalar. The search runs on sorted chunks of
+`batch_size` sentences inside the graph, so that a large request costs what
+its chunks cost, no more per sentence.
 """
 
 import pathlib
@@ -21,7 +26,7 @@ import pathlib
 import keras
 import tensorflow as tf
 
-from seq2seq_attn.data.special_tokens import BOS_ID, EOS_ID
+from seq2seq_attn.data.special_tokens import BOS_ID, EOS_ID, PAD_ID
 from seq2seq_attn.decoding.scoring import Scoring
 from seq2seq_attn.decoding.search import detokenize_hypotheses, search
 from seq2seq_attn.models.builder import alignment_model
@@ -29,6 +34,26 @@ from seq2seq_attn.models.inference import InferenceForm
 
 TEXT = tf.TensorSpec([None], tf.string, name="text")
 TARGET = tf.TensorSpec([None], tf.string, name="target")
+
+
+def checked_vector(strings, name):
+    """`strings` if it is a vector, else an `InvalidArgumentError` naming
+    `name`. `EnsureShape` runs in the graph, whatever the signature's static
+    shape says; a rank assertion would be resolved at trace time instead."""
+    return tf.ensure_shape(strings, [None], name=f"{name}_must_be_a_vector")
+
+
+def checked_pair(text, target):
+    """`text` and `target`, checked to be vectors of the same length."""
+    text = checked_vector(text, "text")
+    target = checked_vector(target, "target")
+    same_rows = tf.debugging.assert_equal(
+        tf.shape(text)[0],
+        tf.shape(target)[0],
+        message="align: text and target must have the same number of rows",
+    )
+    with tf.control_dependencies([same_rows]):
+        return tf.identity(text), tf.identity(target)
 
 
 def clean_text(text):
@@ -51,6 +76,8 @@ class TranslationModule:
         source_tokenizer, target_tokenizer: its tokenizers.
         beam_size, scoring, nbest, max_length_a, max_length_b: the search.
         max_input_tokens: longer inputs are cut to this many tokens.
+        batch_size: sentences per search: a request's sentences are sorted
+            by length and searched in chunks of this many.
     """
 
     def __init__(
@@ -64,6 +91,7 @@ class TranslationModule:
         max_length_a=1.5,
         max_length_b=5,
         max_input_tokens=100,
+        batch_size=64,
     ):
         if not 1 <= nbest <= beam_size:
             raise ValueError(f"nbest must be in [1, beam_size], got {nbest}")
@@ -80,23 +108,65 @@ class TranslationModule:
         self.beam_size = beam_size
         self.nbest = nbest
         self.max_input_tokens = max_input_tokens
+        self.batch_size = batch_size
 
     def _source_ids(self, text):
         ids = self.source_tokenizer.tokenize(clean_text(text))
         ids = ids[:, : self.max_input_tokens]
-        return tf.cast(ids.to_tensor(default_value=0), tf.int32)
+        return tf.cast(ids.to_tensor(default_value=PAD_ID), tf.int32)
 
     def _search(self, text, nbest):
-        source = self._source_ids(text)
+        """Texts and scores [B, nbest]: the rows sorted by length, searched
+        `batch_size` at a time, and put back in their order."""
+        source = self._source_ids(checked_vector(text, "text"))
         # A batch whose rows are all empty still gets one (padding) column.
         source = tf.pad(
             source, [[0, 0], [0, tf.maximum(1 - tf.shape(source)[1], 0)]]
         )
+        lengths = tf.reduce_sum(tf.cast(source != PAD_ID, tf.int32), axis=1)
+        order = tf.argsort(lengths, stable=True)
+        size = self.batch_size
+        chunks = (tf.shape(source)[0] + size - 1) // size
+
+        def search_chunk(index, texts, scores):
+            rows = order[index * size : (index + 1) * size]
+            width = tf.maximum(tf.reduce_max(tf.gather(lengths, rows)), 1)
+            chunk_texts, chunk_scores = self._search_rows(
+                tf.gather(source, rows)[:, :width], nbest
+            )
+            return (
+                index + 1,
+                texts.write(index, chunk_texts),
+                scores.write(index, chunk_scores),
+            )
+
+        def results(dtype):
+            return tf.TensorArray(
+                dtype,
+                size=chunks,
+                infer_shape=False,
+                element_shape=[None, nbest],
+            )
+
+        _, texts, scores = tf.while_loop(
+            lambda index, *_: index < chunks,
+            search_chunk,
+            (tf.constant(0), results(tf.string), results(tf.float32)),
+        )
+        back = tf.math.invert_permutation(order)
+        return (
+            tf.gather(texts.concat(), back),
+            tf.gather(scores.concat(), back),
+        )
+
+    def _search_rows(self, source, nbest):
+        """Texts and scores [B, nbest] of source ids [B, Tx]; a row with no
+        token gets "" and 0."""
         result = search(
             self._form, source, self.beam_size, nbest, **self._search_options
         )
         texts = detokenize_hypotheses(self.target_tokenizer, result.tokens)
-        empty = tf.reduce_all(tf.equal(source, 0), axis=1)[:, None]
+        empty = tf.reduce_all(tf.equal(source, PAD_ID), axis=1)[:, None]
         texts = tf.where(empty, "", texts)
         scores = tf.where(empty, 0.0, result.scores)
         return texts, scores
@@ -114,6 +184,7 @@ class TranslationModule:
     def align(self, text, target):
         """`align`: forced decoding of `target` -> source_tokens [B, Tx],
         target_tokens [B, Ty] (padded with ""), alignment [B, Ty, Tx]."""
+        text, target = checked_pair(text, target)
         text, target = clean_text(text), clean_text(target)
         source = self._source_ids(text)
         target_ids = tf.cast(self.target_tokenizer.tokenize(target), tf.int32)
