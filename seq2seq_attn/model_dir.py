@@ -12,15 +12,22 @@ MODEL_DIR/
   logs/                TensorBoard events
   train_log.tsv        step, epoch, loss, learning rate, tokens/s
   validation.tsv       epoch, step, perplexity, BLEU
+  data_identity.json   what the training data is (corpus or file sha256),
+                       checked when the run is resumed
 """
 
 import json
 import pathlib
+import sys
 
 import tensorflow as tf
 
 from seq2seq_attn.data.tokenizers import load_tokenizer
 from seq2seq_attn.models.builder import build_model
+from seq2seq_attn.training.checkpoints import (
+    checkpoint_prefixes,
+    restore_newest_intact,
+)
 from seq2seq_attn.training.config import RunConfig
 
 
@@ -37,20 +44,22 @@ class ModelDir:
         self.logs = self.path / "logs"
         self.train_log = self.path / "train_log.tsv"
         self.validation_log = self.path / "validation.tsv"
+        self.data_identity = self.path / "data_identity.json"
 
     def vocab_dir(self, side):
         """`vocab/source` or `vocab/target`."""
         return self.vocab / side
 
-    def checkpoint_path(self, which="best"):
-        """The checkpoint prefix: "best", "latest", or a path given as is."""
+    def checkpoint_candidates(self, which="best"):
+        """Checkpoint prefixes to try, the preferred first: "latest" is the
+        training checkpoints, newest first; "best" is the best one, then
+        those (so that a damaged or missing best falls back); any other
+        value is a checkpoint path given as is."""
         if which not in ("best", "latest"):
-            return str(which)
+            return [str(which)]
+        found = checkpoint_prefixes(self.checkpoints)
         if which == "best":
-            found = tf.train.latest_checkpoint(str(self.best))
-            if found:
-                return found
-        found = tf.train.latest_checkpoint(str(self.checkpoints))
+            found = checkpoint_prefixes(self.best) + found
         if not found:
             raise FileNotFoundError(f"no checkpoint in {self.path}")
         return found
@@ -93,7 +102,8 @@ def load_trained(model_dir, checkpoint="best", precision="float32"):
     Args:
         model_dir: a directory written by `python -m seq2seq_attn.train`.
         checkpoint: "best" (by validation BLEU; the latest if none), "latest"
-            or a checkpoint path.
+            or a checkpoint path. A damaged checkpoint is named on stderr
+            and the next older one is used.
         precision: the compute precision of the rebuilt model (see
             `build_with_precision`); the checkpoint is the same.
 
@@ -101,7 +111,8 @@ def load_trained(model_dir, checkpoint="best", precision="float32"):
         `(run_config, model, source_tokenizer, target_tokenizer)`.
 
     Raises:
-        ValueError: if a tokenizer does not match the model's vocabulary.
+        ValueError: if a tokenizer does not match the model's vocabulary,
+            or no checkpoint reads (`DamagedCheckpointError`).
     """
     paths = ModelDir(model_dir)
     run = RunConfig.load(paths.path)
@@ -110,17 +121,24 @@ def load_trained(model_dir, checkpoint="best", precision="float32"):
     source.check_vocab_size(run.model.source_vocab_size, "source")
     target.check_vocab_size(run.model.target_vocab_size, "target")
     model = build_with_precision(run.model, precision)
-    prefix = paths.checkpoint_path(checkpoint)
-    restored = tf.train.Checkpoint(model=model).restore(prefix)
     try:
         # Every weight of the model must come from the checkpoint (a
         # training checkpoint also holds the optimizer: that part may stay).
-        restored.expect_partial().assert_existing_objects_matched()
+        restore_newest_intact(
+            tf.train.Checkpoint(model=model),
+            paths.checkpoint_candidates(checkpoint),
+            log=_warn,
+            partial=True,
+        )
     except AssertionError as error:
         raise ValueError(
-            f"checkpoint {prefix} does not hold every weight of the "
+            f"a checkpoint of {paths.path} does not hold every weight of the "
             f"{run.model.architecture} model (a Luong checkpoint written "
             "before StackedLSTM stored its weights as attributes lacks the "
             f"LSTM weights): {str(error).splitlines()[0]}"
         ) from error
     return run, model, source, target
+
+
+def _warn(line):
+    print(line, file=sys.stderr)

@@ -104,7 +104,8 @@ def main(argv):
         count = build_model(run.model).count_params()
         print(f"{run.model.architecture}: {count:,} parameters")
         return
-    from seq2seq_attn.training.trainer import NonFiniteLossError, Trainer
+    from seq2seq_attn.training.divergence import TrainingDivergedError
+    from seq2seq_attn.training.trainer import Trainer
 
     try:
         trainer = Trainer(
@@ -116,7 +117,7 @@ def main(argv):
         sys.exit(2)
     try:
         metrics = trainer.fit()
-    except NonFiniteLossError as error:
+    except TrainingDivergedError as error:
         print(f"error: {error}", file=sys.stderr)
         sys.exit(3)
     if metrics:

@@ -218,6 +218,7 @@ def test_non_finite_loss_stops_with_the_step_and_saves_nothing(
             "--clip_norm=0",
             "--optimizer=sgd",
             "--schedule=constant",
+            "--divergence_factor=0",
         ),
         capture_output=True,
         text=True,
@@ -330,3 +331,241 @@ def test_early_stopping_holds_when_the_command_is_run_again(
     again = _run(_command(model_dir, *flags))
     assert "early stopping" in again.stdout
     assert max(_losses(model_dir)) == steps
+
+
+# Recovery: kills placed by the fault-injection hook (SEQ2SEQ_ATTN_DIE_AT,
+# seq2seq_attn.training.faults), not by timing.
+
+
+def _killed(command, point):
+    result = subprocess.run(
+        command,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=_env(SEQ2SEQ_ATTN_DIE_AT=point),
+        cwd=ROOT,
+    )
+    assert result.returncode == -signal.SIGKILL, result.stderr[-2000:]
+
+
+def _validation_rows(model_dir):
+    lines = (pathlib.Path(model_dir) / "validation.tsv").read_text()
+    return [line.split("\t")[:2] for line in lines.splitlines()[1:]]
+
+
+def _logged_steps(model_dir):
+    lines = (pathlib.Path(model_dir) / "train_log.tsv").read_text()
+    return [int(line.split("\t")[0]) for line in lines.splitlines()[1:]]
+
+
+@pytest.fixture(scope="module")
+def recovered_runs(text_files, tmp_path_factory):
+    """Two runs of the same command, one killed inside the first validation,
+    one inside the write of ckpt-10, each run again to the end."""
+    directory = tmp_path_factory.mktemp("recovered")
+    runs = {}
+    for point in ("validation", "checkpoint_write@10"):
+        model_dir = directory / point.split("@")[0]
+        _killed(_command(model_dir, *text_files), point)
+        after_kill = {
+            "temp": sorted(p.name for p in model_dir.glob("*/*_temp")),
+            "steps": _logged_steps(model_dir),
+            "validated": (model_dir / "validation.tsv").exists(),
+        }
+        result = _run(_command(model_dir, *text_files))
+        runs[point.split("@")[0]] = (model_dir, after_kill, result.stdout)
+    return runs
+
+
+@pytest.mark.slow
+def test_a_validation_cut_short_runs_again_on_resume(recovered_runs):
+    model_dir, after_kill, stdout = recovered_runs["validation"]
+    assert not after_kill["validated"] and after_kill["steps"][-1] == 13
+    assert "validation after epoch 1" in stdout
+    assert _validation_rows(model_dir) == [["1", "13"], ["2", "26"]]
+    assert (model_dir / "best" / "metrics.json").is_file()
+    assert "done: step 26" in stdout
+
+
+@pytest.mark.slow
+def test_a_kill_inside_a_checkpoint_write_leaves_no_trace(recovered_runs):
+    model_dir, after_kill, stdout = recovered_runs["checkpoint_write"]
+    # The kill landed inside the write: the shards of ckpt-10 in their
+    # temporary folder, its log rows flushed before it.
+    assert after_kill["temp"] == ["ckpt-10_temp"]
+    assert after_kill["steps"] == list(range(1, 11))
+    assert "resuming from" in stdout and "ckpt-5 (step 5)" in stdout
+    assert not list(model_dir.glob("*/*_temp"))
+    assert _logged_steps(model_dir) == list(range(1, 27))
+    assert _validation_rows(model_dir) == [["1", "13"], ["2", "26"]]
+    # Both recovered runs trained exactly as the uninterrupted one would.
+    other, _, _ = recovered_runs["validation"]
+    assert _losses(model_dir) == _losses(other)
+
+
+def _truncate(path):
+    with open(path, "r+b") as stream:
+        stream.truncate(path.stat().st_size // 2)
+
+
+@pytest.mark.slow
+def test_a_damaged_newest_checkpoint_is_named_and_an_older_one_used(
+    recovered_runs, text_files, tmp_path
+):
+    import shutil
+
+    model_dir = tmp_path / "damaged"
+    shutil.copytree(recovered_runs["validation"][0], model_dir)
+    newest = model_dir / "checkpoints" / "ckpt-26.data-00000-of-00001"
+    _truncate(newest)
+    sentences = tmp_path / "in.txt"
+    sentences.write_text("a man .\n")
+    translate = [
+        sys.executable,
+        "-m",
+        "seq2seq_attn.translate",
+        f"--model_dir={model_dir}",
+        "--checkpoint=latest",
+        f"--input={sentences}",
+    ]
+    result = _run(translate)
+    assert len(result.stdout.splitlines()) == 1
+    warnings = [line for line in result.stderr.splitlines() if "ckpt" in line]
+    assert len(warnings) == 2, result.stderr
+    assert f"damaged checkpoint {newest}" in warnings[0]
+    assert "ckpt-25, the newest intact checkpoint" in warnings[1]
+
+    resumed = _run(_command(model_dir, *text_files, "--epochs=3"))
+    assert "resuming from" in resumed.stdout
+    assert "ckpt-25 (step 25)" in resumed.stdout
+    assert "--epochs: 2 -> 3" in resumed.stdout
+    assert _logged_steps(model_dir) == list(range(1, 40))
+    assert _validation_rows(model_dir) == [
+        ["1", "13"],
+        ["2", "26"],
+        ["3", "39"],
+    ]
+
+    for index in (model_dir / "checkpoints").glob("*.index"):
+        _truncate(index)
+    broken = subprocess.run(
+        translate, capture_output=True, text=True, env=_env(), cwd=ROOT
+    )
+    assert broken.returncode == 2
+    assert "Traceback" not in broken.stderr
+    assert "error: every checkpoint is damaged" in broken.stderr
+
+
+@pytest.mark.slow
+def test_resume_applies_what_may_change_and_names_what_may_not(
+    text_files, tmp_path
+):
+    model_dir = tmp_path / "changed"
+    adam = ["--optimizer=adam", "--schedule=constant", "--clip_norm=0"]
+    _run(
+        _command(
+            model_dir,
+            *text_files,
+            *adam,
+            "--learning_rate=0.001",
+            "--max_steps=6",
+        )
+    )
+
+    def resume(*flags):
+        return subprocess.run(
+            _command(model_dir, *text_files, *adam, *flags),
+            capture_output=True,
+            text=True,
+            timeout=600,
+            env=_env(),
+            cwd=ROOT,
+        )
+
+    # A new learning rate takes effect (and diverges: Adam at 1e8), is
+    # recorded, and the divergence guard stops the run with the last good
+    # checkpoint kept.
+    result = resume("--learning_rate=1e8")
+    assert result.returncode == 3, result.stderr[-2000:]
+    assert "--learning_rate: 0.001 -> 100000000.0" in result.stdout
+    assert "times the median" in result.stderr
+    assert "the last checkpoint is" in result.stderr
+    assert "ckpt-6" in result.stderr
+    assert (model_dir / "checkpoints" / "ckpt-6.index").is_file()
+    config = json.loads((model_dir / "config.json").read_text())
+    assert config["train"]["learning_rate"] == 1e8
+
+    result = resume(
+        "--learning_rate=0.001", "--batch_size=16", "--hidden_units=20"
+    )
+    assert result.returncode == 2
+    assert "--hidden_units was 16, now 20" in result.stderr
+    assert "--batch_size was 32, now 16" in result.stderr
+
+    # The data may move, not change.
+    source = next(f for f in text_files if "train_source" in f).split("=")[1]
+    moved = tmp_path / "moved.en"
+    moved.write_bytes(pathlib.Path(source).read_bytes())
+    flags = [f for f in text_files if "train_source" not in f]
+    result = resume(
+        *flags,
+        f"--train_source_file={moved}",
+        "--learning_rate=0.001",
+        "--max_steps=6",
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert "--train_source_file:" in result.stdout
+    moved.write_text("another sentence\n" + moved.read_text().split("\n", 1)[1])
+    result = resume(
+        *flags,
+        f"--train_source_file={moved}",
+        "--learning_rate=0.001",
+        "--max_steps=6",
+    )
+    assert result.returncode == 2
+    assert "the training data differ" in result.stderr
+    assert "train_source_file sha256" in result.stderr
+
+
+def test_bad_data_leaves_no_model_directory(text_files, tmp_path):
+    empty = tmp_path / "empty.txt"
+    empty.write_text("")
+    flags = [f for f in text_files if "train_" not in f]
+    result = subprocess.run(
+        _command(
+            tmp_path / "empty",
+            *flags,
+            f"--train_source_file={empty}",
+            f"--train_target_file={empty}",
+        ),
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=_env(),
+        cwd=ROOT,
+    )
+    assert result.returncode == 2
+    assert "no sentence pairs to train on" in result.stderr
+    assert not (tmp_path / "empty").exists()
+    # The same directory then trains on good data (no 4-entry vocabulary
+    # left behind to refuse it).
+    _run(_command(tmp_path / "empty", *text_files, "--max_steps=2"))
+
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "seq2seq_attn.train",
+            f"--model_dir={tmp_path / 'nodata'}",
+            "--corpus=multi30k",
+            f"--data_dir={tmp_path / 'missing'}",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=_env(),
+        cwd=ROOT,
+    )
+    assert result.returncode == 2 and "is not in --data_dir" in result.stderr
+    assert not (tmp_path / "nodata").exists()

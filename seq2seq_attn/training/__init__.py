@@ -5,10 +5,13 @@ from seq2seq_attn._lazy import lazy_exports
 _EXPORTS = {
     "DataConfig": "seq2seq_attn.training.config",
     "HalvingSchedule": "seq2seq_attn.training.optimizers",
-    "NonFiniteLossError": "seq2seq_attn.training.trainer",
+    "DamagedCheckpointError": "seq2seq_attn.training.checkpoints",
+    "DivergenceGuard": "seq2seq_attn.training.divergence",
+    "NonFiniteLossError": "seq2seq_attn.training.divergence",
     "RunConfig": "seq2seq_attn.training.config",
     "TrainConfig": "seq2seq_attn.training.config",
     "Trainer": "seq2seq_attn.training.trainer",
+    "TrainingDivergedError": "seq2seq_attn.training.divergence",
     "make_optimizer": "seq2seq_attn.training.optimizers",
     "make_strategy": "seq2seq_attn.training.strategy",
 }

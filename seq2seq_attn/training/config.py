@@ -15,6 +15,39 @@ OPTIMIZERS = ("adadelta", "sgd", "adam")
 SCHEDULES = ("constant", "halving")
 STRATEGIES = ("default", "mirrored", "multi_worker")
 
+# What a resumed run may change, from the step it resumes at; every other
+# field (the model, the vocabularies, the data and how it is batched, the
+# optimizer and its state) is fixed by the checkpoint.
+RESUMABLE = {
+    "model": frozenset(),
+    "data": frozenset(
+        {
+            "data_dir",
+            "train_source_file",
+            "train_target_file",
+            "valid_source_file",
+            "valid_target_file",
+            "valid_max_sentences",
+            "bleu_tokenize",
+        }
+    ),
+    "train": frozenset(
+        {
+            "learning_rate",
+            "halve_after_epochs",
+            "clip_norm",
+            "epochs",
+            "max_steps",
+            "checkpoint_every",
+            "keep_checkpoints",
+            "early_stopping_patience",
+            "log_every",
+            "divergence_factor",
+            "divergence_window",
+        }
+    ),
+}
+
 
 def _check(condition, message):
     if not condition:
@@ -47,6 +80,9 @@ class DataConfig:
         valid_max_sentences: validate on at most this many pairs (0: all).
         bleu_tokenize: sacreBLEU tokenizer for validation ("none" for
             pre-tokenised text such as Multi30k tok/, "13a" for raw text).
+
+    The fields of `RESUMABLE["data"]` may change when a run is resumed (the
+    training files may move, not change: their content is checked).
     """
 
     corpus: str | None = "multi30k"
@@ -112,6 +148,12 @@ class TrainConfig:
         num_cpu_devices: split the CPU into this many logical devices (for
             "mirrored" without GPUs; 0: leave it).
         log_every: steps between TensorBoard scalar writes.
+        divergence_factor: stop, as for a non-finite loss, when a step's
+            loss exceeds this many times the median of the last
+            `divergence_window` steps (0: off).
+        divergence_window: steps whose median loss the guard compares with.
+
+    The fields of `RESUMABLE["train"]` may change when a run is resumed.
     """
 
     optimizer: str = "adam"
@@ -132,6 +174,8 @@ class TrainConfig:
     strategy: str = "default"
     num_cpu_devices: int = 0
     log_every: int = 50
+    divergence_factor: float = 10.0
+    divergence_window: int = 100
 
     def __post_init__(self):
         _check(
@@ -155,6 +199,14 @@ class TrainConfig:
             self.checkpoint_every > 0,
             "train: checkpoint_every must be positive",
         )
+        _check(
+            self.divergence_factor == 0 or self.divergence_factor > 1,
+            "train: divergence_factor must be 0 (off) or above 1",
+        )
+        _check(
+            self.divergence_window > 0,
+            "train: divergence_window must be positive",
+        )
 
 
 @dataclasses.dataclass(frozen=True)
@@ -172,6 +224,21 @@ class RunConfig:
             "XLA compiles the training step once per batch shape, and "
             "buckets pad the batches to a few shapes",
         )
+
+    def differences(self, other):
+        """`[(section, field, mine, other's)]` for every field that differs,
+        the vocabulary sizes of the model excepted (the tokenizers set
+        them)."""
+        found = []
+        for section in ("model", "data", "train"):
+            mine, theirs = getattr(self, section), getattr(other, section)
+            for field in dataclasses.fields(mine):
+                if field.name.endswith("_vocab_size") and section == "model":
+                    continue
+                a, b = getattr(mine, field.name), getattr(theirs, field.name)
+                if a != b:
+                    found.append((section, field.name, a, b))
+        return found
 
     def to_json(self):
         """Indented JSON of the three configs."""

@@ -9,9 +9,11 @@ divided by the global number of target tokens, so padding costs nothing and
 the result does not depend on how a batch is split across replicas.
 """
 
+import contextlib
 import dataclasses
 import json
 import math
+import shutil
 import sys
 import time
 
@@ -32,12 +34,29 @@ from seq2seq_attn.evaluation.bleu import corpus_bleu
 from seq2seq_attn.model_dir import ModelDir
 from seq2seq_attn.models.builder import build_model, packed_model
 from seq2seq_attn.models.shared_layers import real_target_positions
+from seq2seq_attn.training import faults
+from seq2seq_attn.training.checkpoints import (
+    checkpoint_prefixes,
+    remove_partial_writes,
+    restore_newest_intact,
+)
+from seq2seq_attn.training.config import RunConfig
+from seq2seq_attn.training.divergence import (
+    DivergenceGuard,
+    TrainingDivergedError,
+)
 from seq2seq_attn.training.optimizers import make_optimizer
+from seq2seq_attn.training.resume import (
+    check_data_identity,
+    data_identity,
+    resumable_changes,
+    truncate_log,
+    tsv_rows,
+)
 from seq2seq_attn.training.strategy import is_chief, replica_shard, worker_index
 
-
-class NonFiniteLossError(FloatingPointError):
-    """Training produced a NaN or infinite loss."""
+TRAIN_LOG_HEADER = "step\tepoch\tloss\tlearning_rate\ttokens_per_s\n"
+VALIDATION_LOG_HEADER = "epoch\tstep\tperplexity\tbleu\n"
 
 
 def _corpus(data, split):
@@ -110,12 +129,43 @@ class Trainer:
         self.strategy = strategy or tf.distribute.get_strategy()
         self.log = log
         self.chief = is_chief()
-        self.paths.path.mkdir(parents=True, exist_ok=True)
-        self._check_same_run(run)
+        with self._removed_if_setup_fails():
+            self._set_up(run, flags_text)
 
-        data = run.data
+    @contextlib.contextmanager
+    def _removed_if_setup_fails(self):
+        """Bad data or flags leave nothing behind in a new model directory
+        (no vocabulary of an empty corpus, no empty run folder)."""
+        path = self.paths.path
+        existed = path.exists()
+        fresh = not existed or not any(path.iterdir())
+        try:
+            yield
+        except BaseException:
+            if fresh and self.chief and path.exists():
+                if existed:
+                    for child in path.iterdir():
+                        if child.is_dir():
+                            shutil.rmtree(child)
+                        else:
+                            child.unlink()
+                else:
+                    shutil.rmtree(path)
+            raise
+
+    def _set_up(self, run, flags_text):
+        log, data = self.log, run.data
+        self.changes = self._check_resumable(run)
+        self.paths.path.mkdir(parents=True, exist_ok=True)
         train_corpus = _corpus(data, "train")
         log(train_corpus.report.summary())
+        if not len(train_corpus):
+            raise ValueError(
+                "no sentence pairs to train on: "
+                f"{train_corpus.report.summary()}"
+            )
+        if self.chief:
+            check_data_identity(self.paths.data_identity, data_identity(data))
         self.source_tokenizer, self.target_tokenizer = prepare_tokenizers(
             data, self.paths, train_corpus, log
         )
@@ -163,21 +213,13 @@ class Trainer:
         self._prepare_validation(data)
         self._build(run.train)
 
-    def _check_same_run(self, run):
+    def _check_resumable(self, run):
+        """The changes of a resumed run's flags that may change (see
+        `config.RESUMABLE`); refuses the others, naming them."""
         if not self.paths.config.is_file():
-            return
-        from seq2seq_attn.training.config import RunConfig
-
-        previous = RunConfig.load(self.paths.path)
-        mine = run.model.replace(
-            source_vocab_size=previous.model.source_vocab_size,
-            target_vocab_size=previous.model.target_vocab_size,
-        )
-        if mine != previous.model or run.data != previous.data:
-            raise ValueError(
-                f"{self.paths.path} holds a run with another model or data "
-                "config (see its config.json); use a new --model_dir"
-            )
+            return []
+        recorded = RunConfig.load(self.paths.path)
+        return resumable_changes(recorded, run, self.paths.path)
 
     def _prepare_validation(self, data):
         self.valid = None
@@ -213,6 +255,11 @@ class Trainer:
             self.bad_validations = tf.Variable(
                 0, dtype=tf.int64, trainable=False
             )
+            # The step of the last validation whose results were recorded:
+            # one cut short by a kill is run again on resume.
+            self.validated_step = tf.Variable(
+                0, dtype=tf.int64, trainable=False
+            )
         self.iterator = iter(self.dataset)
         checkpoint = tf.train.Checkpoint(
             model=self.model,
@@ -220,6 +267,7 @@ class Trainer:
             step=self.step,
             best_bleu=self.best_bleu,
             bad_validations=self.bad_validations,
+            validated_step=self.validated_step,
             iterator=self.iterator,
             # Dropout's random state: Keras keeps it out of the model's
             # checkpoint, but a resumed run must draw the same masks.
@@ -229,38 +277,65 @@ class Trainer:
                 if "seed_generator" in v.path
             },
         )
-        directory = self.paths.checkpoints
+        directory, best_directory = self.paths.checkpoints, self.paths.best
         if not self.chief:
-            directory = (
-                self.paths.path / "workers" / str(worker_index()) / "ckpt"
-            )
+            worker = self.paths.path / "workers" / str(worker_index())
+            directory, best_directory = worker / "ckpt", worker / "best"
+        for folder in (directory, best_directory):
+            for name in remove_partial_writes(folder):
+                self.log(f"removed {folder / name}, a write cut short")
         self.manager = tf.train.CheckpointManager(
             checkpoint,
             str(directory),
             max_to_keep=train.keep_checkpoints,
             checkpoint_name="ckpt",
         )
-        best_directory = self.paths.best
-        if not self.chief:
-            best_directory = (
-                self.paths.path / "workers" / str(worker_index()) / "best"
-            )
         self.best_manager = tf.train.CheckpointManager(
             tf.train.Checkpoint(model=self.model, step=self.step),
             str(best_directory),
             max_to_keep=1,
             checkpoint_name="ckpt",
         )
-        if self.manager.latest_checkpoint:
-            checkpoint.restore(self.manager.latest_checkpoint).assert_consumed()
-            self.log(
-                f"resuming from {self.manager.latest_checkpoint} "
-                f"(step {int(self.step.numpy())})"
-            )
+        self.last_checkpoint = self._restore(checkpoint, directory)
+        if self.last_checkpoint:
+            self._resume_from_checkpoint(train)
         self._train_step = self._make_train_step(train)
         self.loss_fn = keras.losses.SparseCategoricalCrossentropy(
             from_logits=True, ignore_class=0, reduction="sum"
         )
+
+    def _restore(self, checkpoint, directory):
+        """Restores the newest intact checkpoint of `directory`; returns its
+        prefix (None for a new run)."""
+        try:
+            return restore_newest_intact(
+                checkpoint, checkpoint_prefixes(directory), log=self.log
+            )
+        except AssertionError as error:
+            raise ValueError(
+                f"the checkpoints in {directory} do not match this model: "
+                f"{str(error).splitlines()[0]}"
+            ) from error
+
+    def _resume_from_checkpoint(self, train):
+        """Cuts the logs back to the restored step, applies the flags that
+        changed, and says so."""
+        step = int(self.step.numpy())
+        if self.chief:
+            truncate_log(self.paths.train_log, 0, step)
+            truncate_log(
+                self.paths.validation_log,
+                1,
+                int(self.validated_step.numpy()),
+            )
+        # The configured rate, also when the command changed it: a constant
+        # rate is a variable of the optimizer, restored with it.
+        if train.schedule == "constant":
+            inner = getattr(self.optimizer, "inner_optimizer", self.optimizer)
+            inner.learning_rate.assign(train.learning_rate)
+        self.log(f"resuming from {self.last_checkpoint} (step {step})")
+        for section, field, old, new in self.changes:
+            self.log(f"resumed with {section} flag --{field}: {old} -> {new}")
 
     def _make_train_step(self, train):
         loss_fn = keras.losses.SparseCategoricalCrossentropy(
@@ -331,11 +406,15 @@ class Trainer:
         return float(keras.ops.convert_to_numpy(optimizer.learning_rate))
 
     def _save(self):
-        return self.manager.save(checkpoint_number=int(self.step.numpy()))
+        step = int(self.step.numpy())
+        with faults.dying_inside_checkpoint_write(step):
+            self.last_checkpoint = self.manager.save(checkpoint_number=step)
+        return self.last_checkpoint
 
     def fit(self):
         """Trains to the configured number of epochs (or steps), validating
-        after each epoch. Returns the last validation metrics (or {})."""
+        after each epoch (and first the validation a kill cut short).
+        Returns the last validation metrics (or {})."""
         train = self.run.train
         total_steps = train.epochs * self.steps_per_epoch
         if train.max_steps:
@@ -351,97 +430,125 @@ class Trainer:
             f"steps per epoch, {total_steps} steps in all, "
             f"{self.strategy.num_replicas_in_sync} replica(s)"
         )
+        self.guard = DivergenceGuard(
+            train.divergence_factor,
+            train.divergence_window,
+            history=[float(row[2]) for row in tsv_rows(self.paths.train_log)],
+        )
         metrics = {}
-        log_lines = []
-        if self._stop_early():
-            return self.paths.best_metrics() or {}
-        while int(self.step.numpy()) < total_steps:
-            step = int(self.step.numpy())
-            epoch = step // self.steps_per_epoch
-            in_epoch = step % self.steps_per_epoch
-            steps_this_epoch = min(
-                self.steps_per_epoch, total_steps - epoch * self.steps_per_epoch
+        if self._validation_missed():
+            metrics = self.validate(
+                int(self.step.numpy()) // self.steps_per_epoch, writer
             )
-            bar = keras.utils.Progbar(
-                steps_this_epoch,
-                stateful_metrics=["loss", "ppl", "tok/s"],
-                verbose=1 if sys.stdout.isatty() else 2,
-            )
-            if in_epoch:
-                bar.update(in_epoch)
-            self.log(f"epoch {epoch + 1}/{train.epochs}")
-            window_tokens, window_start = 0.0, time.perf_counter()
-            epoch_tokens, epoch_start = 0.0, window_start
-            while in_epoch < steps_this_epoch:
-                loss, tokens, norm = self._train_step(self.iterator)
-                loss = float(loss.numpy())
-                step = int(self.step.numpy())
-                in_epoch += 1
-                if not math.isfinite(loss):
-                    raise NonFiniteLossError(
-                        f"non-finite loss {loss} at step {step} (epoch "
-                        f"{epoch + 1}); nothing was saved after it, the last "
-                        f"checkpoint is {self.manager.latest_checkpoint}"
-                    )
-                window_tokens += float(tokens.numpy())
-                epoch_tokens += float(tokens.numpy())
-                elapsed = time.perf_counter() - window_start
-                speed = window_tokens / max(elapsed, 1e-9)
-                rate = self.learning_rate()
-                fields = (
-                    step,
-                    epoch + 1,
-                    f"{loss:.6f}",
-                    f"{rate:.6g}",
-                    f"{speed:.1f}",
-                )
-                log_lines.append("\t".join(map(str, fields)) + "\n")
-                bar.update(
-                    in_epoch,
-                    [
-                        ("loss", loss),
-                        ("ppl", math.exp(min(loss, 50))),
-                        ("tok/s", speed),
-                    ],
-                )
-                if step % train.log_every == 0 or in_epoch == steps_this_epoch:
-                    with writer.as_default(step=step):
-                        tf.summary.scalar("loss", loss)
-                        tf.summary.scalar("perplexity", math.exp(min(loss, 50)))
-                        tf.summary.scalar("learning_rate", self.learning_rate())
-                        tf.summary.scalar("gradient_norm", float(norm.numpy()))
-                        tf.summary.scalar("target_tokens_per_second", speed)
-                    window_tokens, window_start = 0.0, time.perf_counter()
-                if (
-                    step % train.checkpoint_every == 0
-                    and in_epoch < steps_this_epoch
-                ):
-                    self._flush_log(log_lines)
-                    self._save()
-            self._flush_log(log_lines)
-            self._save()
-            seconds = time.perf_counter() - epoch_start
-            self.log(
-                f"epoch {epoch + 1}: {epoch_tokens:,.0f} target tokens in "
-                f"{seconds:.1f} s of training "
-                f"({epoch_tokens / max(seconds, 1e-9):,.1f} tokens/s)"
-            )
-            if in_epoch == self.steps_per_epoch and self.valid is not None:
+        while not self._stop_early() and int(self.step.numpy()) < total_steps:
+            epoch = int(self.step.numpy()) // self.steps_per_epoch
+            self._train_epoch(epoch, total_steps, writer)
+            if self._validation_missed():
                 metrics = self.validate(epoch + 1, writer)
-                if self._stop_early():
-                    break
         writer.close()
-        return metrics
+        return metrics or self._last_validation()
+
+    def _validation_missed(self):
+        """Whether the run stands at an epoch's end that has no recorded
+        validation (a kill cut it short)."""
+        step = int(self.step.numpy())
+        return (
+            self.valid is not None
+            and step > 0
+            and step % self.steps_per_epoch == 0
+            and int(self.validated_step.numpy()) < step
+        )
+
+    def _last_validation(self):
+        rows = tsv_rows(self.paths.validation_log)
+        if not rows:
+            return {}
+        epoch, step, perplexity, bleu = rows[-1][:4]
+        return dict(
+            epoch=int(epoch),
+            step=int(step),
+            perplexity=float(perplexity),
+            bleu=float(bleu),
+        )
+
+    def _train_epoch(self, epoch, total_steps, writer):
+        """Trains from the current step to the end of `epoch` (or
+        `total_steps`), checkpointing every `checkpoint_every` steps and at
+        the end."""
+        train = self.run.train
+        in_epoch = int(self.step.numpy()) % self.steps_per_epoch
+        steps_this_epoch = min(
+            self.steps_per_epoch, total_steps - epoch * self.steps_per_epoch
+        )
+        bar = keras.utils.Progbar(
+            steps_this_epoch,
+            stateful_metrics=["loss", "ppl", "tok/s"],
+            verbose=1 if sys.stdout.isatty() else 2,
+        )
+        if in_epoch:
+            bar.update(in_epoch)
+        self.log(f"epoch {epoch + 1}/{train.epochs}")
+        log_lines = []
+        window = [0.0, time.perf_counter()]  # tokens, start
+        epoch_tokens, epoch_start = 0.0, window[1]
+        while in_epoch < steps_this_epoch:
+            loss, tokens, norm = self._train_step(self.iterator)
+            loss, tokens = float(loss.numpy()), float(tokens.numpy())
+            step = int(self.step.numpy())
+            in_epoch += 1
+            try:
+                self.guard.check(loss, step)
+            except TrainingDivergedError as error:
+                kept = (
+                    f"the last checkpoint is {self.last_checkpoint}"
+                    if self.last_checkpoint
+                    else "no checkpoint was saved before it"
+                )
+                raise type(error)(
+                    f"{error} (epoch {epoch + 1}); nothing was saved after "
+                    f"it, {kept}"
+                ) from None
+            window[0] += tokens
+            epoch_tokens += tokens
+            speed = window[0] / max(time.perf_counter() - window[1], 1e-9)
+            log_lines.append(
+                f"{step}\t{epoch + 1}\t{loss:.6f}\t"
+                f"{self.learning_rate():.6g}\t{speed:.1f}\n"
+            )
+            bar.update(
+                in_epoch,
+                [
+                    ("loss", loss),
+                    ("ppl", math.exp(min(loss, 50))),
+                    ("tok/s", speed),
+                ],
+            )
+            if step % train.log_every == 0 or in_epoch == steps_this_epoch:
+                self._summaries(writer, step, loss, norm, speed)
+                window = [0.0, time.perf_counter()]
+            if step % train.checkpoint_every == 0 or (
+                in_epoch == steps_this_epoch
+            ):
+                self._flush_log(log_lines)
+                self._save()
+        seconds = time.perf_counter() - epoch_start
+        self.log(
+            f"epoch {epoch + 1}: {epoch_tokens:,.0f} target tokens in "
+            f"{seconds:.1f} s of training "
+            f"({epoch_tokens / max(seconds, 1e-9):,.1f} tokens/s)"
+        )
+
+    def _summaries(self, writer, step, loss, norm, speed):
+        with writer.as_default(step=step):
+            tf.summary.scalar("loss", loss)
+            tf.summary.scalar("perplexity", math.exp(min(loss, 50)))
+            tf.summary.scalar("learning_rate", self.learning_rate())
+            tf.summary.scalar("gradient_norm", float(norm.numpy()))
+            tf.summary.scalar("target_tokens_per_second", speed)
 
     def _flush_log(self, lines):
         if self.chief and lines:
-            new = not self.paths.train_log.exists()
-            with open(self.paths.train_log, "a") as stream:
-                if new:
-                    stream.write(
-                        "step\tepoch\tloss\tlearning_rate\ttokens_per_s\n"
-                    )
-                stream.writelines(lines)
+            _append(self.paths.train_log, TRAIN_LOG_HEADER, lines)
         lines.clear()
 
     def validate(self, epoch, writer=None):
@@ -456,6 +563,7 @@ class Trainer:
                 tf.reduce_sum(tf.cast(target_output != 0, tf.float32))
             )
         perplexity = math.exp(min(loss_sum / max(tokens, 1.0), 50))
+        faults.die_at("validation", int(self.step.numpy()))
         corpus = self.valid["corpus"]
         translator = Translator(
             self.model,
@@ -490,15 +598,16 @@ class Trainer:
                 )
         else:
             self.bad_validations.assign_add(1)
-        self._save()
         if self.chief:
-            new = not self.paths.validation_log.exists()
-            with open(self.paths.validation_log, "a") as stream:
-                if new:
-                    stream.write("epoch\tstep\tperplexity\tbleu\n")
-                stream.write(
-                    f"{epoch}\t{step}\t{perplexity:.4f}\t{bleu.value:.2f}\n"
-                )
+            _append(
+                self.paths.validation_log,
+                VALIDATION_LOG_HEADER,
+                [f"{epoch}\t{step}\t{perplexity:.4f}\t{bleu.value:.2f}\n"],
+            )
+        # Recorded with the checkpoint: a kill before this line repeats the
+        # validation on resume, and the row above is cut from the log.
+        self.validated_step.assign(step)
+        self._save()
         if writer is not None:
             with writer.as_default(step=step):
                 tf.summary.scalar("validation/perplexity", perplexity)
@@ -538,3 +647,12 @@ class Trainer:
             )
             return True
         return False
+
+
+def _append(path, header, lines):
+    """Appends `lines` to a TSV log, writing `header` first if it is new."""
+    new = not path.exists()
+    with open(path, "a") as stream:
+        if new:
+            stream.write(header)
+        stream.writelines(lines)
