@@ -123,6 +123,7 @@ def main(argv):
     )
     output.mkdir(parents=True, exist_ok=True)
     results = translator.translate(corpus.sources, progress=True)
+    search_flags.warn_if_cut(results)
     hypotheses = [result.text for result in results]
     (output / "hypotheses.txt").write_text(
         "".join(h + "\n" for h in hypotheses)

@@ -22,7 +22,9 @@ flags.DEFINE_string(
 )
 flags.DEFINE_float("max_length_a", 1.5, "Output limit: a * source length + b.")
 flags.DEFINE_float("max_length_b", 5, "Output limit: a * source length + b.")
-flags.DEFINE_integer("max_input_tokens", 0, "Cut longer inputs (0: no limit).")
+flags.DEFINE_integer(
+    "max_input_tokens", 100, "Cut longer inputs to this many tokens (0: none)."
+)
 flags.DEFINE_integer("batch_size", 64, "Sentences per search call.")
 flags.DEFINE_enum(
     "precision",
@@ -56,3 +58,17 @@ def translator_from_flags():
         replace_unk=FLAGS.replace_unk,
         dictionary=dictionary,
     )
+
+
+def warn_if_cut(results, stream=None):
+    """Says on stderr how many inputs `--max_input_tokens` cut."""
+    import sys
+
+    cut = [r for r in results if r.input_tokens > len(r.source_ids)]
+    if cut:
+        longest = max(r.input_tokens for r in cut)
+        print(
+            f"warning: {len(cut)} input line(s) of up to {longest} tokens "
+            f"were cut to --max_input_tokens={FLAGS.max_input_tokens}",
+            file=stream or sys.stderr,
+        )

@@ -57,6 +57,7 @@ def main(argv):
         print(f"error: {error}", file=sys.stderr)
         sys.exit(2)
     results = translator.translate(sentences, progress=FLAGS.input != "-")
+    search_flags.warn_if_cut(results)
     if FLAGS.output == "-":
         out = open(sys.stdout.fileno(), "w", encoding="utf-8", closefd=False)
     else:

@@ -191,3 +191,28 @@ def test_a_checkpoint_missing_weights_is_named(trained_model_dir, tmp_path):
     with pytest.raises(ValueError, match="does not hold every weight"):
         load_trained(copy)
     load_trained(copy, checkpoint="latest")  # the training checkpoints do
+
+
+def test_long_inputs_are_cut_by_default_and_the_cut_is_said(
+    trained_model_dir,
+):
+    long_line = " ".join(["a dog runs ."] * 100)  # 400 tokens
+    text = f"a man .\n{long_line}\n".encode()
+    result = _translate(trained_model_dir, "--beam_size=2", input_text=text)
+    assert result.returncode == 0, result.stderr.decode()[-2000:]
+    outputs = result.stdout.decode().split("\n")[:-1]
+    assert len(outputs) == 2
+    # Cut to 100 tokens, the output is at most ceil(1.5 * 100 + 5) tokens.
+    assert 0 < len(outputs[1].split()) <= 155
+    stderr = result.stderr.decode()
+    assert "1 input line(s) of up to 400 tokens" in stderr
+    assert "--max_input_tokens=100" in stderr
+
+    uncut = _translate(
+        trained_model_dir,
+        "--beam_size=2",
+        "--max_input_tokens=0",
+        input_text=text,
+    )
+    assert uncut.returncode == 0 and b"were cut" not in uncut.stderr
+    assert len(uncut.stdout.decode().split("\n")[:-1]) == 2

@@ -31,6 +31,8 @@ class Translation:
         source_ids: the source ids the model read.
         alignment: [len(tokens) + 1, len(source_ids)] attention weights of the
             best hypothesis (the last row is </s>'s), or None for empty input.
+        input_tokens: the source tokens before `max_input_tokens` cut them
+            (more than `len(source_ids)` if they did).
     """
 
     text: str
@@ -39,6 +41,7 @@ class Translation:
     tokens: np.ndarray
     source_ids: np.ndarray
     alignment: np.ndarray | None
+    input_tokens: int = 0
 
 
 class Translator:
@@ -53,7 +56,9 @@ class Translator:
         nbest: hypotheses kept per sentence.
         max_length_a, max_length_b: output limit ceil(a * |x| + b).
         batch_size: sentences per search call.
-        max_input_tokens: longer inputs are cut to this many tokens.
+        max_input_tokens: longer inputs are cut to this many tokens (None:
+            no limit). The default keeps a stray long line from taking
+            gigabytes; the export cuts at the same length.
         replace_unk: replace each <unk> of the output by the source word it
             attends to most (Luong 4.2); needs a word target tokenizer.
         dictionary: with `replace_unk`, a source -> target word mapping (see
@@ -71,7 +76,7 @@ class Translator:
         max_length_a=1.5,
         max_length_b=5,
         batch_size=64,
-        max_input_tokens=None,
+        max_input_tokens=100,
         replace_unk=False,
         dictionary=None,
     ):
@@ -115,11 +120,11 @@ class Translator:
 
     def encode(self, sentences):
         """Source ids of each sentence (cut to `max_input_tokens`)."""
+        return [row[: self.max_input_tokens] for row in self._ids(sentences)]
+
+    def _ids(self, sentences):
         ids = tokenize_in_chunks(self.source_tokenizer, list(sentences))
-        rows = [np.asarray(row, "int32") for row in ids.to_list()]
-        if self.max_input_tokens:
-            rows = [row[: self.max_input_tokens] for row in rows]
-        return rows
+        return [np.asarray(row, "int32") for row in ids.to_list()]
 
     def translate(self, sentences, progress=False):
         """Translations of `sentences`, in their order.
@@ -128,7 +133,8 @@ class Translator:
         With `progress`, a progress bar goes to stderr.
         """
         sentences = list(sentences)
-        rows = self.encode(sentences)
+        full_rows = self._ids(sentences)
+        rows = [row[: self.max_input_tokens] for row in full_rows]
         results = [None] * len(sentences)
         order = sorted(
             (i for i, row in enumerate(rows) if len(row)),
@@ -162,6 +168,7 @@ class Translator:
                     tokens=best,
                     source_ids=rows[i],
                     alignment=alignments[r, 0, :length, : len(rows[i])],
+                    input_tokens=len(full_rows[i]),
                 )
             done += len(chunk)
             if self.replace_unk:
