@@ -49,6 +49,16 @@ RESUMABLE = {
 }
 
 
+def write_atomically(path, text):
+    """Writes `text` to `path` through a temporary file and a rename, so
+    that a kill leaves the old file or the new one, never half of one."""
+    path = pathlib.Path(path)
+    temporary = path.with_name(path.name + ".tmp")
+    temporary.write_text(text)
+    temporary.replace(path)
+    return path
+
+
 def _check(condition, message):
     if not condition:
         raise ValueError(message)
@@ -274,8 +284,7 @@ class RunConfig:
     def save(self, model_dir):
         """Writes `model_dir/config.json`."""
         path = pathlib.Path(model_dir) / "config.json"
-        path.write_text(self.to_json() + "\n")
-        return path
+        return write_atomically(path, self.to_json() + "\n")
 
     @classmethod
     def load(cls, model_dir):

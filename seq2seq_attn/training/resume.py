@@ -5,7 +5,7 @@ import json
 import pathlib
 
 from seq2seq_attn.data.download import sha256_of
-from seq2seq_attn.training.config import RESUMABLE
+from seq2seq_attn.training.config import RESUMABLE, write_atomically
 
 
 def resumable_changes(recorded, run, model_dir):
@@ -52,7 +52,7 @@ def check_data_identity(path, identity):
     identity differs, naming what differs."""
     path = pathlib.Path(path)
     if not path.is_file():
-        path.write_text(json.dumps(identity, indent=2) + "\n")
+        write_atomically(path, json.dumps(identity, indent=2) + "\n")
         return
     recorded = json.loads(path.read_text())
     differ = sorted(
@@ -95,7 +95,5 @@ def truncate_log(path, step_column, last_step):
         if row.endswith("\n") and int(row.split("\t")[step_column]) <= last_step
     ]
     if len(kept) != len(rows):
-        temporary = path.with_name(path.name + ".tmp")
-        temporary.write_text(header + "".join(kept))
-        temporary.replace(path)
+        write_atomically(path, header + "".join(kept))
     return len(rows) - len(kept)

@@ -40,7 +40,7 @@ from seq2seq_attn.training.checkpoints import (
     remove_partial_writes,
     restore_newest_intact,
 )
-from seq2seq_attn.training.config import RunConfig
+from seq2seq_attn.training.config import RunConfig, write_atomically
 from seq2seq_attn.training.divergence import (
     DivergenceGuard,
     TrainingDivergedError,
@@ -177,7 +177,7 @@ class Trainer:
         if self.chief:
             self.run.save(self.paths.path)
             if flags_text is not None:
-                self.paths.flags.write_text(flags_text)
+                write_atomically(self.paths.flags, flags_text)
 
         encoded = encode_corpus(
             train_corpus,
@@ -593,8 +593,9 @@ class Trainer:
             self.bad_validations.assign(0)
             self.best_manager.save(checkpoint_number=step)
             if self.chief:
-                (self.paths.best / "metrics.json").write_text(
-                    json.dumps(metrics, indent=2) + "\n"
+                write_atomically(
+                    self.paths.best / "metrics.json",
+                    json.dumps(metrics, indent=2) + "\n",
                 )
         else:
             self.bad_validations.assign_add(1)
