@@ -111,3 +111,64 @@ def lstm(x, h0, c0, W, U, b):
         h = sigmoid(o) * np.tanh(c)
         states.append(h)
     return np.array(states), h, c
+
+
+def conditional_gru_decoder(ey, s_0, h, W, C, U, b, attention=None):
+    """Bahdanau A.2.2 for one sentence, teacher-forced: the states s_{i-1},
+    contexts c_i and alignments alpha_i of every step i.
+
+    ey [Ty, m] holds E y_{i-1}; h the annotations [Tx, Dc] (cut to the
+    sentence's length), or with `attention=None` the fixed context [Dc] of
+    RNNencdec; attention is (W_a, U_a, b_a, v_a). W [m, 3n], C [Dc, 3n],
+    U [n, 3n], b [3n], gate blocks ordered (z, r, candidate):
+        z_i = sigmoid(W_z E y_{i-1} + U_z s_{i-1} + C_z c_i)
+        r_i = sigmoid(W_r E y_{i-1} + U_r s_{i-1} + C_r c_i)
+        s~_i = tanh(W E y_{i-1} + U [r_i * s_{i-1}] + C c_i)
+        s_i = (1 - z_i) * s_{i-1} + z_i * s~_i
+    """
+    n = s_0.shape[0]
+    blocks = [slice(0, n), slice(n, 2 * n), slice(2 * n, 3 * n)]
+    (W_z, W_r, W_h), (C_z, C_r, C_h), (U_z, U_r, U_h) = (
+        [M[:, k] for k in blocks] for M in (W, C, U)
+    )
+    b_z, b_r, b_h = (b[k] for k in blocks)
+    s, previous, contexts, alphas = s_0, [], [], []
+    for ey_i in ey:
+        if attention is None:
+            c, alpha = h, np.zeros(0)
+        else:
+            c, alpha = bahdanau_attention(s, h, *attention)
+        previous.append(s)
+        contexts.append(c)
+        alphas.append(alpha)
+        z = sigmoid(ey_i @ W_z + s @ U_z + c @ C_z + b_z)
+        r = sigmoid(ey_i @ W_r + s @ U_r + c @ C_r + b_r)
+        s_tilde = np.tanh(ey_i @ W_h + (r * s) @ U_h + c @ C_h + b_h)
+        s = (1 - z) * s + z * s_tilde
+    return np.array(previous), np.array(contexts), np.array(alphas)
+
+
+def luong_input_feeding_decoder(ey, state, h_bar, lstm_weights, attend, W_c):
+    """Luong Sec. 3 with input feeding (Sec. 3.3) for one sentence: the
+    attentional vectors h~_t and alignments a_t of every step t.
+
+    ey [Ty, m] holds the embeddings of y_{t-1}; `state` the encoder's final
+    (h, c) of each layer; `lstm_weights` (W, U, b) of each layer, bottom
+    first; `attend(h_t, h_bar, t)` returns (c_t, a_t) (`luong_attention`).
+    The input of step t is [E y_{t-1}; h~_{t-1}], h~_0 = 0, and
+        h~_t = tanh(W_c [c_t; h_t])                                 (Eq. 5)
+    """
+    state = [(np.array(h), np.array(c)) for h, c in state]
+    h_tilde = np.zeros(W_c.shape[1])
+    attentional, alignments = [], []
+    for t, ey_t in enumerate(ey):
+        x = np.concatenate([ey_t, h_tilde])
+        for layer, (W, U, b) in enumerate(lstm_weights):
+            _, h, c = lstm(x[None], *state[layer], W, U, b)
+            state[layer] = (h, c)
+            x = h
+        context, a_t = attend(x, h_bar, t)
+        h_tilde = np.tanh(np.concatenate([context, x]) @ W_c)
+        attentional.append(h_tilde)
+        alignments.append(a_t)
+    return np.array(attentional), np.array(alignments)

@@ -1,0 +1,91 @@
+"""The attentional LSTM decoder with input feeding (Luong Sec. 3.3) against
+the equations in NumPy: the teacher-forced call and a loop of single
+steps."""
+
+import itertools
+
+import numpy as np
+import numpy_reference as ref
+import pytest
+
+from seq2seq_attn.layers import LuongDecoder
+
+LENGTHS = [9, 4, 1]
+WINDOW = 2
+
+
+@pytest.mark.parametrize(
+    "score,mode",
+    list(itertools.product(["general", "concat"], ["global", "local-p"]))
+    + [("dot", "local-m"), ("location", "global")],
+)
+def test_input_feeding_matches_the_equations(rng, score, mode):
+    units, layers = 6, 2
+    decoder = LuongDecoder(
+        units,
+        num_layers=layers,
+        score=score,
+        mode=mode,
+        window=WINDOW,
+        input_feeding=True,
+        attention_units=5,
+        max_source_length=12,
+        bias_initializer="random_normal",
+    )
+    target_embedding = rng.normal(size=(3, 5, 4)).astype("float32")
+    memory = rng.normal(size=(3, 9, units)).astype("float32")
+    mask = np.arange(9)[None, :] < np.array(LENGTHS)[:, None]
+    initial = tuple(
+        rng.normal(size=(3, units)).astype("float32") for _ in range(2 * layers)
+    )
+    attentional, alignments = (
+        np.asarray(t) for t in decoder(target_embedding, memory, mask, initial)
+    )
+
+    # The same steps one at a time, as a search runs them.
+    state = decoder.initial_state(initial)
+    keys = decoder.project_keys(memory)
+    stepped = []
+    for t in range(5):
+        h_tilde, a_t, state = decoder.step(
+            target_embedding[:, t], t, state, memory, keys, mask
+        )
+        stepped.append((np.asarray(h_tilde), np.asarray(a_t)))
+
+    lstm = decoder.lstm
+    lstm_weights = [
+        tuple(np.asarray(w) for w in weights)
+        for weights in zip(
+            lstm.kernels, lstm.recurrent_kernels, lstm.biases, strict=True
+        )
+    ]
+    attention_weights = {
+        w.name: np.asarray(w) for w in decoder.attention.weights
+    }
+    W_c = np.asarray(decoder.combine_kernel)
+    for b, length in enumerate(LENGTHS):
+
+        def attend(h_t, h_bar, t):
+            context, a_t, _ = ref.luong_attention(
+                score, mode, WINDOW, h_t, h_bar, t, attention_weights
+            )
+            return context, a_t
+
+        want_h, want_a = ref.luong_input_feeding_decoder(
+            target_embedding[b],
+            [(initial[2 * k][b], initial[2 * k + 1][b]) for k in range(layers)],
+            memory[b, :length],
+            lstm_weights,
+            attend,
+            W_c,
+        )
+        for got_h, got_a in (
+            (attentional[b], alignments[b]),
+            (
+                np.stack([h for h, _ in stepped])[:, b],
+                np.stack([a for _, a in stepped])[:, b],
+            ),
+        ):
+            np.testing.assert_allclose(got_h, want_h, atol=1e-5)
+            np.testing.assert_allclose(got_a[:, :length], want_a, atol=1e-5)
+            assert np.all(got_a[:, length:] == 0)
