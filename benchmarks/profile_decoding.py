@@ -99,7 +99,8 @@ def main():
     from multi30k_inputs import test2016
 
     from seq2seq_attn.data import BOS_ID
-    from seq2seq_attn.decoding.beam_search import beam_search, top_candidates
+    from seq2seq_attn.decoding.beam_search import beam_search
+    from seq2seq_attn.decoding.search_step import top_candidates
     from seq2seq_attn.decoding.translator import load_translator
 
     _, test = test2016(args.model_dir, args.data_dir)

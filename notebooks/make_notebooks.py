@@ -384,7 +384,7 @@ print(trainer.fit())""",
 import time
 from seq2seq_attn.data import load_corpus
 from seq2seq_attn.decoding import Scoring
-from seq2seq_attn.decoding.translator import load_translator
+from seq2seq_attn.model_dir import load_translator
 from seq2seq_attn.evaluation.bleu import corpus_bleu, corpus_chrf
 
 test = load_corpus("multi30k", "test2016", "en", "de", variant="tok", data_dir=DATA_DIR)

@@ -54,8 +54,9 @@ def forced_alignment_links(translator, sources, references):
         word_ids,
     )
     from seq2seq_attn.models.builder import alignment_model
+    from seq2seq_attn.models.inference import InferenceForm
 
-    if not hasattr(translator.form, "model"):
+    if not isinstance(translator.form, InferenceForm):
         raise ValueError("alignments are read from one model, not an ensemble")
     model = translator.form.model
     aligner = alignment_model(model)

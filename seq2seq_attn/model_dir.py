@@ -1,73 +1,28 @@
-"""The layout of a model directory, and loading a trained model from it.
+"""Loading a trained model directory (`training.layout.ModelDir`): the
+model, its tokenizers, and a `Translator` over one model or an ensemble.
 
-MODEL_DIR/
-  config.json          RunConfig: model, data and training configs
-  flags.txt            the train flags actually used
-  vocab/source/        source tokenizer (see data.tokenizers)
-  vocab/target/        target tokenizer
-  checkpoints/         latest checkpoints (model, optimizer, step, data
-                       iterator), every N steps and at each epoch's end
-  best/                the checkpoint with the best validation BLEU,
-                       and best/metrics.json
-  logs/                TensorBoard events
-  train_log.tsv        step, epoch, loss, learning rate, tokens/s
-  validation.tsv       epoch, step, perplexity, BLEU
-  data_identity.json   what the training data is (corpus or file sha256),
-                       checked when the run is resumed
+This module sits above `decoding/` and `export/`: it builds what they take
+from the files training wrote, so that every import arrow points down.
 """
 
-import json
-import pathlib
 import sys
 
 import tensorflow as tf
 
 from seq2seq_attn.data.tokenizers import load_tokenizer
+from seq2seq_attn.decoding.ensemble import EnsembleForm
+from seq2seq_attn.decoding.translator import Translator
 from seq2seq_attn.models.builder import build_model
-from seq2seq_attn.training.checkpoints import (
-    checkpoint_prefixes,
-    restore_newest_intact,
-)
+from seq2seq_attn.training.checkpoints import restore_newest_intact
 from seq2seq_attn.training.config import RunConfig
+from seq2seq_attn.training.layout import ModelDir
 
-
-class ModelDir:
-    """Paths inside a model directory."""
-
-    def __init__(self, path):
-        self.path = pathlib.Path(path)
-        self.config = self.path / "config.json"
-        self.flags = self.path / "flags.txt"
-        self.vocab = self.path / "vocab"
-        self.checkpoints = self.path / "checkpoints"
-        self.best = self.path / "best"
-        self.logs = self.path / "logs"
-        self.train_log = self.path / "train_log.tsv"
-        self.validation_log = self.path / "validation.tsv"
-        self.data_identity = self.path / "data_identity.json"
-
-    def vocab_dir(self, side):
-        """`vocab/source` or `vocab/target`."""
-        return self.vocab / side
-
-    def checkpoint_candidates(self, which="best"):
-        """Checkpoint prefixes to try, the preferred first: "latest" is the
-        training checkpoints, newest first; "best" is the best one, then
-        those (so that a damaged or missing best falls back); any other
-        value is a checkpoint path given as is."""
-        if which not in ("best", "latest"):
-            return [str(which)]
-        found = checkpoint_prefixes(self.checkpoints)
-        if which == "best":
-            found = checkpoint_prefixes(self.best) + found
-        if not found:
-            raise FileNotFoundError(f"no checkpoint in {self.path}")
-        return found
-
-    def best_metrics(self):
-        """The metrics of the best checkpoint, or None."""
-        path = self.best / "metrics.json"
-        return json.loads(path.read_text()) if path.is_file() else None
+__all__ = [
+    "ModelDir",
+    "build_with_precision",
+    "load_trained",
+    "load_translator",
+]
 
 
 PRECISIONS = {
@@ -142,3 +97,27 @@ def load_trained(model_dir, checkpoint="best", precision="float32"):
 
 def _warn(line):
     print(line, file=sys.stderr)
+
+
+def load_translator(
+    model_dirs, checkpoint="best", precision="float32", **options
+):
+    """A `Translator` for one model directory, or an ensemble of several
+    (which must share their vocabularies), computing in `precision`
+    ("float32", "bfloat16" or "float16"); `options` go to `Translator`."""
+    loaded = [load_trained(path, checkpoint, precision) for path in model_dirs]
+    _, model, source, target = loaded[0]
+    for path, (_, _, other_source, other_target) in zip(
+        model_dirs[1:], loaded[1:], strict=True
+    ):
+        if (other_source.fingerprint(), other_target.fingerprint()) != (
+            source.fingerprint(),
+            target.fingerprint(),
+        ):
+            raise ValueError(
+                f"{path} has other vocabularies than {model_dirs[0]}: "
+                "an ensemble needs shared vocabularies"
+            )
+    if len(loaded) > 1:
+        model = EnsembleForm([entry[1] for entry in loaded])
+    return Translator(model, source, target, **options)

@@ -38,8 +38,8 @@ flags.mark_flag_as_required("model_dir")
 def translator_from_flags():
     """The `Translator` the search flags describe."""
     from seq2seq_attn.decoding.scoring import Scoring
-    from seq2seq_attn.decoding.translator import load_translator
     from seq2seq_attn.decoding.unk_replacement import load_dictionary
+    from seq2seq_attn.model_dir import load_translator
 
     dictionary = None
     if FLAGS.unk_dictionary:

@@ -98,7 +98,7 @@ def test_inference_form_matches_training_form(name, batch):
 
 @pytest.mark.parametrize("name", sorted(CONFIGS))
 def test_only_live_rows_take_a_search_step(name, batch):
-    from seq2seq_attn.decoding.beam_search import top_candidates
+    from seq2seq_attn.decoding.search_step import top_candidates
 
     source, target = batch
     form = InferenceForm(build_model(CONFIGS[name]))
@@ -139,7 +139,7 @@ def test_only_live_rows_take_a_search_step(name, batch):
 
 @pytest.mark.parametrize("name", FAMILIES)
 def test_a_beams_live_rows_step_as_their_sentences_would(name, batch):
-    from seq2seq_attn.decoding.beam_search import top_candidates
+    from seq2seq_attn.decoding.search_step import top_candidates
     from seq2seq_attn.models.inference import map_rows
 
     source, target = batch

@@ -7,11 +7,11 @@ import numpy as np
 import pytest
 
 from seq2seq_attn.data import UNK
-from seq2seq_attn.decoding.translator import load_translator
 from seq2seq_attn.decoding.unk_replacement import (
     load_dictionary,
     replace_unknown_words,
 )
+from seq2seq_attn.model_dir import load_translator
 
 SENTENCES = [
     "a man is riding a bicycle .",

@@ -3,7 +3,7 @@ average of several models' log-probabilities."""
 
 import tensorflow as tf
 
-from seq2seq_attn.models.inference import InferenceForm, weights_cast_once
+from seq2seq_attn.models.inference import as_form, weights_cast_once
 
 
 class EnsembleForm:
@@ -22,9 +22,7 @@ class EnsembleForm:
     def __init__(self, models):
         if not models:
             raise ValueError("an ensemble needs at least one model")
-        self.forms = [
-            m if hasattr(m, "step") else InferenceForm(m) for m in models
-        ]
+        self.forms = [as_form(m) for m in models]
 
     def weights_cast_once(self):
         """Every model reads its weights cast once

@@ -3,24 +3,22 @@
 import tensorflow as tf
 
 from seq2seq_attn.data.special_tokens import BOS_ID, EOS_ID, PAD_ID
-from seq2seq_attn.decoding.beam_search import (
+from seq2seq_attn.decoding.scoring import Scoring
+from seq2seq_attn.decoding.search_step import (
     NEG_INF,
     SearchResult,
-    casting_weights_once,
     max_output_lengths,
     top_candidates,
 )
-from seq2seq_attn.decoding.scoring import Scoring
 
 
-@casting_weights_once
 def greedy_search(
     form, source_ids, scoring=None, max_length_a=1.5, max_length_b=5
 ):
     """Greedy decoding of a batch; the result has N = 1 hypothesis.
 
     Args:
-        form: an `InferenceForm` (or `EnsembleForm`).
+        form: a `SearchableForm` (`InferenceForm`, `EnsembleForm`).
         source_ids: int32 [B, Tx], 0 pads.
         scoring: how `scores` are computed (the choice of tokens does not
             depend on it); default 1/L^0.75.
@@ -30,10 +28,16 @@ def greedy_search(
     Returns:
         A `SearchResult` with N = 1.
     """
-    scoring = scoring or Scoring()
     source_ids = tf.convert_to_tensor(source_ids, tf.int32)
-    batch, source_length = tf.shape(source_ids)[0], tf.shape(source_ids)[1]
     limits = max_output_lengths(source_ids, max_length_a, max_length_b)
+    with form.weights_cast_once():
+        final = _greedy_loop(form, source_ids, limits)
+    return _result(final, source_ids, limits, scoring or Scoring())
+
+
+def _greedy_loop(form, source_ids, limits):
+    """The loop variables after the last step of greedy decoding."""
+    batch, source_length = tf.shape(source_ids)[0], tf.shape(source_ids)[1]
     steps = tf.maximum(tf.reduce_max(limits), 1)
     encoded, state = form.encode(source_ids)
     loop_vars = dict(
@@ -76,9 +80,14 @@ def greedy_search(
             attention=v["attention"].write(t, step_attention),
         )
 
-    final = tf.while_loop(
+    return tf.while_loop(
         not_done, lambda v: (body(v),), (loop_vars,), maximum_iterations=steps
     )[0]
+
+
+def _result(final, source_ids, limits, scoring):
+    """The `SearchResult` (N = 1) of the final loop variables."""
+    steps = tf.maximum(tf.reduce_max(limits), 1)
     produced = final["step"]
     padding = [[0, 0], [0, steps - produced]]
     tokens = tf.pad(tf.transpose(final["history"].stack()[:produced]), padding)

@@ -16,7 +16,7 @@ from seq2seq_attn.data.special_tokens import EOS_ID, UNK_ID
 from seq2seq_attn.decoding.scoring import Scoring
 from seq2seq_attn.decoding.search import detokenize_hypotheses, search
 from seq2seq_attn.decoding.unk_replacement import replace_unknown_words
-from seq2seq_attn.models.inference import InferenceForm
+from seq2seq_attn.models.inference import as_form
 
 
 @dataclasses.dataclass
@@ -87,7 +87,7 @@ class Translator:
             )
         self.replace_unk = replace_unk
         self.dictionary = dictionary
-        self.form = model if hasattr(model, "step") else InferenceForm(model)
+        self.form = as_form(model)
         self.source_tokenizer = source_tokenizer
         self.target_tokenizer = target_tokenizer
         self.beam_size = beam_size
@@ -199,33 +199,6 @@ class Translator:
             )
             translation.text = " ".join(replaced)
             translation.nbest[0] = (translation.text, translation.score)
-
-
-def load_translator(
-    model_dirs, checkpoint="best", precision="float32", **options
-):
-    """A `Translator` for one model directory, or an ensemble of several
-    (which must share their vocabularies), computing in `precision`
-    ("float32", "bfloat16" or "float16"); `options` go to `Translator`."""
-    from seq2seq_attn.decoding.ensemble import EnsembleForm
-    from seq2seq_attn.model_dir import load_trained
-
-    loaded = [load_trained(path, checkpoint, precision) for path in model_dirs]
-    _, model, source, target = loaded[0]
-    for path, (_, _, other_source, other_target) in zip(
-        model_dirs[1:], loaded[1:], strict=True
-    ):
-        if (other_source.fingerprint(), other_target.fingerprint()) != (
-            source.fingerprint(),
-            target.fingerprint(),
-        ):
-            raise ValueError(
-                f"{path} has other vocabularies than {model_dirs[0]}: "
-                "an ensemble needs shared vocabularies"
-            )
-    if len(loaded) > 1:
-        model = EnsembleForm([entry[1] for entry in loaded])
-    return Translator(model, source, target, **options)
 
 
 def _progress(done, total, width=30):

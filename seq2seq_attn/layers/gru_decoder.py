@@ -5,6 +5,7 @@ from keras import ops
 
 from seq2seq_attn.layers.bahdanau_attention import BahdanauAttention
 from seq2seq_attn.layers.gru import gru_step, split_recurrent_kernel
+from seq2seq_attn.layers.per_sentence import weighted_sum_per_sentence
 from seq2seq_attn.layers.recurrence import scan_over_time
 from seq2seq_attn.layers.recurrence import swap_batch_and_time as time_major
 from seq2seq_attn.serialization import initializer_config, register
@@ -111,9 +112,8 @@ class GRUDecoder(keras.layers.Layer):
         return ops.matmul(target_embedding, self.embedding_kernel) + self.bias
 
     def project_context(self, context):
-        """C c for the three gates, for any leading axes. C is linear, so
-        C c_i is also sum_j alpha_ij (C h_j): a search projects the
-        annotations once per sentence (`layers.per_sentence`)."""
+        """C c for the three gates, for any leading axes (a search projects
+        the annotations h_j instead, see `inference_step`)."""
         return ops.matmul(context, self.context_kernel)
 
     def next_state(self, gate_inputs, state, recurrent_kernel=None):
@@ -163,6 +163,51 @@ class GRUDecoder(keras.layers.Layer):
             context,
             alignment,
         )
+
+    def inference_step(
+        self,
+        projected_embedding,
+        state,
+        products,
+        memory_mask,
+        keys=None,
+        sentence=None,
+    ):
+        """One step i of a search, from the annotations projected once.
+
+        C is linear, so C c_i = sum_j alpha_ij (C h_j) (A.2.2): `products`
+        holds C h_j once per source sentence, [S, Tx, 3n + D], and the step
+        weighs it with the hypotheses' alignments in one batched matmul
+        (`weighted_sum_per_sentence`) instead of gathering h_j for every
+        hypothesis and multiplying each c_i by C. Its first 3n columns are
+        C h_j; the D after them are any other linear map of h_j (the deep
+        output's C_o h_j), weighed with the same alpha_i and returned. Without
+        attention (RNNencdec) `products` is C c and the rest for each row,
+        [B, 3n + D], and alpha_i is zeros.
+
+        Args:
+            projected_embedding: `project_embedding(E y_{i-1})`, [B, 3n].
+            state: s_{i-1}, [B, n].
+            products: see above.
+            memory_mask: boolean [B, Tx].
+            keys: `project_keys(h)` of each row's sentence, [B, Tx, n'].
+            sentence: int32 [B], each row's sentence in `products`.
+
+        Returns:
+            `(state, alignment, rest)`: s_i [B, n], alpha_i [B, Tx] and the
+            weighted other columns [B, D].
+        """
+        if self.attention is None:
+            weighted = products
+            alignment = ops.zeros(ops.shape(memory_mask), dtype=products.dtype)
+        else:
+            alignment = self.attention.align(state, keys, memory_mask)
+            weighted = weighted_sum_per_sentence(alignment, sentence, products)
+        gates = 3 * self.units
+        new_state = self.next_state(
+            projected_embedding + weighted[:, :gates], state
+        )
+        return new_state, alignment, weighted[:, gates:]
 
     def call(self, target_embedding, memory, summary, memory_mask=None):
         initial = self.initial_state(summary)

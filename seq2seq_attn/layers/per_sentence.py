@@ -11,10 +11,6 @@ multiplying each c_i by C.
 
 from keras import ops
 
-# The key of an inference form's `encoded` (`models.inference`) under which
-# its tensors with one row per sentence are, which a search does not tile.
-PER_SENTENCE = "per_sentence"
-
 
 def weighted_sum_per_sentence(weights, sentence, values):
     """`sum_j weights[r, j] * values[sentence[r], j]` for every row r.

@@ -3,6 +3,7 @@
 from seq2seq_attn._lazy import lazy_exports
 
 _EXPORTS = {
+    "Encoded": "seq2seq_attn.models.encoded",
     "InferenceForm": "seq2seq_attn.models.inference",
     "ModelConfig": "seq2seq_attn.models.config",
     "alignment_model": "seq2seq_attn.models.builder",

@@ -5,20 +5,18 @@ import contextlib
 import keras
 from keras import ops
 
-from seq2seq_attn.layers.per_sentence import PER_SENTENCE
 from seq2seq_attn.models.builder import family_of, named_layers
+from seq2seq_attn.models.encoded import Encoded
 
 
 class InferenceForm:
     """Encoder plus single decoder step of a model built by `build_model`.
 
     Search (greedy, beam) drives these two functions; they use the trained
-    model's own layers, so no weight is copied. Every tensor in the state
-    and in `encoded` has a row per hypothesis on its first axis, so a search
-    can tile and reorder them (`map_rows`), except those under
-    `encoded[PER_SENTENCE]`: one row per source sentence, shared by its
-    hypotheses and never tiled; `encoded["sentence"]` then gives each row's
-    sentence.
+    model's own layers, so no weight is copied. Every tensor of the state
+    and of `encoded.rows` has a row per hypothesis on its first axis, so a
+    search can tile and reorder them (`map_rows`); `encoded.sentences` has
+    a row per source sentence (see `Encoded`).
 
     Args:
         model: a model from `build_model` (or loaded from a `.keras` file).
@@ -28,6 +26,8 @@ class InferenceForm:
     >>> encoded, state = form.encode(source_ids)
     >>> logits, alignment, state = form.step(tokens, 0, state, encoded)
     """
+
+    returns_log_probs = False
 
     def __init__(self, model):
         self.model = model
@@ -61,10 +61,10 @@ class InferenceForm:
             source_ids: int32 [B, Tx], 0 pads.
 
         Returns:
-            `(encoded, state)`: a dict of tensors the steps read (the
-            family's: e.g. keys, memory_mask, and the annotations' products
-            per sentence, see the class), and the decoder state before the
-            first step (a tuple of tensors).
+            `(encoded, state)`: an `Encoded` of the tensors the steps read
+            (the family's: e.g. keys, memory_mask, and the annotations'
+            products per sentence), and the decoder state before the first
+            step (a tuple of tensors).
         """
         return self._in_model_precision(
             ops.convert_to_tensor(source_ids),
@@ -92,17 +92,23 @@ class InferenceForm:
         )
 
 
+def as_form(model):
+    """`model` as a search drives it: a Keras model from `build_model` in an
+    `InferenceForm`; a form (`InferenceForm`, `EnsembleForm`) as it is."""
+    if isinstance(model, keras.Model):
+        return InferenceForm(model)
+    return model
+
+
 def map_rows(function, encoded):
-    """`encoded` (a form's, or a list of them for an ensemble) with
-    `function` applied to each tensor that has a row per hypothesis, and
-    the tensors under `PER_SENTENCE` left as they are."""
-    return keras.tree.pack_sequence_as(
-        encoded,
-        [
-            value if PER_SENTENCE in path else function(value)
-            for path, value in keras.tree.flatten_with_path(encoded)
-        ],
-    )
+    """`encoded` (an `Encoded`, or a list of them for an ensemble) with
+    `function` applied to each tensor of its `rows`; its `sentences` are
+    left as they are."""
+    if isinstance(encoded, Encoded):
+        return encoded._replace(
+            rows=keras.tree.map_structure(function, encoded.rows)
+        )
+    return [map_rows(function, member) for member in encoded]
 
 
 class _InModelPrecision(keras.layers.Layer):

@@ -14,6 +14,7 @@ from seq2seq_attn.layers.lstm import StackedLSTM
 from seq2seq_attn.layers.luong_decoder import LuongDecoder
 from seq2seq_attn.layers.masking import ReverseSequence
 from seq2seq_attn.layers.vocabulary_projection import VocabularyProjection
+from seq2seq_attn.models.encoded import Encoded
 from seq2seq_attn.models.shared_layers import (
     input_layers,
     real_target_positions,
@@ -112,10 +113,10 @@ def encode(layers, source_ids):
         layers, source_ids, training=False
     )
     decoder = layers["decoder"]
-    encoded = {"memory": memory, "memory_mask": source_mask}
+    rows = {"memory": memory, "memory_mask": source_mask}
     if decoder.attention is not None:
-        encoded["keys"] = decoder.project_keys(memory)
-    return encoded, decoder.initial_state(final_state)
+        rows["keys"] = decoder.project_keys(memory)
+    return Encoded(rows, {}), decoder.initial_state(final_state)
 
 
 def step(layers, token_ids, position, state, encoded):
@@ -124,13 +125,13 @@ def step(layers, token_ids, position, state, encoded):
         layers["target_embedding"](token_ids),
         position,
         state,
-        encoded["memory"],
-        encoded.get("keys"),
-        encoded["memory_mask"],
+        encoded.rows["memory"],
+        encoded.rows.get("keys"),
+        encoded.rows["memory_mask"],
     )
     logits = layers["output_projection"](attentional)
     if alignment is None:
         alignment = keras.ops.zeros(
-            keras.ops.shape(encoded["memory_mask"]), dtype=logits.dtype
+            keras.ops.shape(encoded.rows["memory_mask"]), dtype=logits.dtype
         )
     return logits, alignment, state

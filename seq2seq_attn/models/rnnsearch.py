@@ -17,10 +17,7 @@ from seq2seq_attn.initializers import initializers_for
 from seq2seq_attn.layers.gru import GRU, BidirectionalGRU
 from seq2seq_attn.layers.gru_decoder import GRUDecoder
 from seq2seq_attn.layers.maxout_deep_output import MaxoutDeepOutput
-from seq2seq_attn.layers.per_sentence import (
-    PER_SENTENCE,
-    weighted_sum_per_sentence,
-)
+from seq2seq_attn.models.encoded import Encoded
 from seq2seq_attn.models.shared_layers import (
     input_layers,
     real_target_positions,
@@ -106,13 +103,13 @@ def connect(layers, source_ids, target_input_ids, packed=False):
 
 
 def encode(layers, source_ids):
-    """The inference encoder: what the steps read, and s_0.
+    """The inference encoder: what the steps read (`Encoded`), and s_0.
 
     The context enters a step only through C c_i (GRU) and C_o c_i (deep
-    output), so the annotations are projected by both here, once: for
-    RNNsearch per sentence, weighed at every step by the hypotheses'
-    alignments (`weighted_sum_per_sentence`); for RNNencdec, whose context
-    is fixed, per row, read as is.
+    output), so the annotations are projected by both here, once, side by
+    side (`GRUDecoder.inference_step`): for RNNsearch per sentence, weighed
+    at every step by the hypotheses' alignments; for RNNencdec, whose
+    context is fixed, per row, read as is.
     """
     source_mask = layers["source_mask"](source_ids)
     memory, summary = _memory_and_summary(
@@ -126,41 +123,34 @@ def encode(layers, source_ids):
         ],
         axis=-1,
     )
-    encoded = {"memory_mask": source_mask}
+    initial = (decoder.initial_state(summary),)
+    rows = {"memory_mask": source_mask}
     if decoder.attention is None:
-        encoded["context_products"] = context_products
-    else:
-        encoded["keys"] = decoder.project_keys(memory)
-        encoded["sentence"] = ops.arange(ops.shape(source_ids)[0])
-        encoded[PER_SENTENCE] = {"context_products": context_products}
-    return encoded, (decoder.initial_state(summary),)
+        rows["context_products"] = context_products
+        return Encoded(rows, {}), initial
+    rows["keys"] = decoder.project_keys(memory)
+    rows["sentence"] = ops.arange(ops.shape(source_ids)[0])
+    return Encoded(rows, {"context_products": context_products}), initial
 
 
 def step(layers, token_ids, position, state, encoded):
-    """One decoder step: `(logits [B, V], alignment [B, Tx], state)`."""
+    """One decoder step (Bahdanau A.2.2): `(logits [B, V], alignment
+    [B, Tx], state)`."""
     decoder = layers["decoder"]
     previous_state = state[0]
     embedding = layers["target_embedding"](token_ids)
-    if decoder.attention is None:
-        context_products = encoded["context_products"]
-        alignment = ops.zeros(
-            ops.shape(encoded["memory_mask"]), dtype=context_products.dtype
-        )
-    else:
-        alignment = decoder.attention.align(
-            previous_state, encoded["keys"], encoded["memory_mask"]
-        )
-        context_products = weighted_sum_per_sentence(
-            alignment,
-            encoded["sentence"],
-            encoded[PER_SENTENCE]["context_products"],
-        )
-    gates = 3 * decoder.units
-    new_state = decoder.next_state(
-        decoder.project_embedding(embedding) + context_products[:, :gates],
+    products = (
+        encoded.rows if decoder.attention is None else encoded.sentences
+    )["context_products"]
+    new_state, alignment, context_product = decoder.inference_step(
+        decoder.project_embedding(embedding),
         previous_state,
+        products,
+        encoded.rows["memory_mask"],
+        keys=encoded.rows.get("keys"),
+        sentence=encoded.rows.get("sentence"),
     )
     logits = layers["deep_output"].logits(
-        previous_state, embedding, context_products[:, gates:]
+        previous_state, embedding, context_product
     )
     return logits, alignment, (new_state,)

@@ -31,7 +31,6 @@ from seq2seq_attn.data.corpora import open_corpus, read_parallel_files
 from seq2seq_attn.data.tokenizers import build_tokenizer, load_tokenizer
 from seq2seq_attn.decoding.translator import Translator
 from seq2seq_attn.evaluation.bleu import corpus_bleu
-from seq2seq_attn.model_dir import ModelDir
 from seq2seq_attn.models.builder import build_model, packed_model
 from seq2seq_attn.models.shared_layers import real_target_positions
 from seq2seq_attn.training import faults
@@ -45,6 +44,7 @@ from seq2seq_attn.training.divergence import (
     DivergenceGuard,
     TrainingDivergedError,
 )
+from seq2seq_attn.training.layout import ModelDir
 from seq2seq_attn.training.optimizers import make_optimizer
 from seq2seq_attn.training.resume import (
     check_data_identity,

@@ -1,0 +1,62 @@
+"""The layout of a model directory, which training writes and the other
+commands read (`seq2seq_attn.model_dir` loads a trained model from it).
+
+MODEL_DIR/
+  config.json          RunConfig: model, data and training configs
+  flags.txt            the train flags actually used
+  vocab/source/        source tokenizer (see data.tokenizers)
+  vocab/target/        target tokenizer
+  checkpoints/         latest checkpoints (model, optimizer, step, data
+                       iterator), every N steps and at each epoch's end
+  best/                the checkpoint with the best validation BLEU,
+                       and best/metrics.json
+  logs/                TensorBoard events
+  train_log.tsv        step, epoch, loss, learning rate, tokens/s
+  validation.tsv       epoch, step, perplexity, BLEU
+  data_identity.json   what the training data is (corpus or file sha256),
+                       checked when the run is resumed
+"""
+
+import json
+import pathlib
+
+from seq2seq_attn.training.checkpoints import checkpoint_prefixes
+
+
+class ModelDir:
+    """Paths inside a model directory."""
+
+    def __init__(self, path):
+        self.path = pathlib.Path(path)
+        self.config = self.path / "config.json"
+        self.flags = self.path / "flags.txt"
+        self.vocab = self.path / "vocab"
+        self.checkpoints = self.path / "checkpoints"
+        self.best = self.path / "best"
+        self.logs = self.path / "logs"
+        self.train_log = self.path / "train_log.tsv"
+        self.validation_log = self.path / "validation.tsv"
+        self.data_identity = self.path / "data_identity.json"
+
+    def vocab_dir(self, side):
+        """`vocab/source` or `vocab/target`."""
+        return self.vocab / side
+
+    def checkpoint_candidates(self, which="best"):
+        """Checkpoint prefixes to try, the preferred first: "latest" is the
+        training checkpoints, newest first; "best" is the best one, then
+        those (so that a damaged or missing best falls back); any other
+        value is a checkpoint path given as is."""
+        if which not in ("best", "latest"):
+            return [str(which)]
+        found = checkpoint_prefixes(self.checkpoints)
+        if which == "best":
+            found = checkpoint_prefixes(self.best) + found
+        if not found:
+            raise FileNotFoundError(f"no checkpoint in {self.path}")
+        return found
+
+    def best_metrics(self):
+        """The metrics of the best checkpoint, or None."""
+        path = self.best / "metrics.json"
+        return json.loads(path.read_text()) if path.is_file() else None
