@@ -12,6 +12,10 @@ import time
 import numpy as np
 from absl import app, flags
 
+from seq2seq_attn.data.special_tokens import BOS_ID as BOS
+from seq2seq_attn.data.special_tokens import EOS_ID as EOS
+from seq2seq_attn.data.special_tokens import PAD_ID
+
 FLAGS = flags.FLAGS
 flags.DEFINE_enum(
     "architecture", "rnnsearch", ["rnnsearch", "rnnencdec", "luong"], "Model."
@@ -23,8 +27,6 @@ flags.DEFINE_integer(
 )
 flags.DEFINE_integer("max_length", 9, "Longest sequence.")
 flags.DEFINE_integer("seed", 0, "Random seed.")
-
-BOS, EOS = 2, 3
 
 
 def reversal_data(rng, pairs, vocab_size, max_length):
@@ -97,7 +99,7 @@ def main(argv):
     model.compile(
         optimizer=keras.optimizers.Adam(0.005),
         loss=keras.losses.SparseCategoricalCrossentropy(
-            from_logits=True, ignore_class=0
+            from_logits=True, ignore_class=PAD_ID
         ),
     )
     started = time.time()

@@ -48,7 +48,8 @@ def forced_alignment_links(translator, sources, references):
     source word it attends to most (subwords summed into words)."""
     import numpy as np
 
-    from seq2seq_attn.data.special_tokens import BOS_ID
+    from seq2seq_attn.data.text_to_ids import padded_ids, sentence_ids
+    from seq2seq_attn.decoding.forced_alignment import forced_alignment
     from seq2seq_attn.evaluation.alignment_error_rate import (
         links_from_attention,
         word_ids,
@@ -58,34 +59,28 @@ def forced_alignment_links(translator, sources, references):
 
     if not isinstance(translator.form, InferenceForm):
         raise ValueError("alignments are read from one model, not an ensemble")
-    model = translator.form.model
-    aligner = alignment_model(model)
+    aligner = alignment_model(translator.form.model)
     source_ids = translator.encode(sources)
-    target_ids = [
-        np.asarray(row, "int32")
-        for row in translator.target_tokenizer.tokenize(references).to_list()
-    ]
+    target_ids = sentence_ids(translator.target_tokenizer, references)
     source_tokens = translator.source_tokenizer.tokens(sources).to_list()
-    target_tokens = [
-        [
-            t.decode()
-            for t in translator.target_tokenizer.id_to_token(row).numpy()
-        ]
-        for row in target_ids
-    ]
+    target_tokens = translator.target_tokenizer.id_to_token(
+        target_ids
+    ).to_list()
     links = []
     for i in range(len(sources)):
         if not len(source_ids[i]) or not len(target_ids[i]):
             links.append(set())
             continue
-        target_in = np.concatenate([[BOS_ID], target_ids[i]]).astype("int32")
-        _, attention = aligner([source_ids[i][None], target_in[None]])
+        _, attention = forced_alignment(
+            aligner, padded_ids(source_ids[i : i + 1]), target_ids[i : i + 1]
+        )
         source_words = word_ids(
             [t.decode() for t in source_tokens[i]],
             translator.source_tokenizer.kind,
         )
         target_words = word_ids(
-            target_tokens[i], translator.target_tokenizer.kind
+            [t.decode() for t in target_tokens[i]],
+            translator.target_tokenizer.kind,
         )
         links.append(
             links_from_attention(

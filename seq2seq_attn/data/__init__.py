@@ -1,21 +1,10 @@
-"""Parallel corpora, TF Text tokenizers and `tf.data` batching."""
+"""Parallel corpora, TF Text tokenizers, text to ids and `tf.data` batching.
 
-from seq2seq_attn.data.batching import (
-    EncodedCorpus,
-    FilterReport,
-    encode_corpus,
-    make_dataset,
-    padding_fraction,
-)
-from seq2seq_attn.data.corpora import (
-    ParallelCorpus,
-    ReadReport,
-    anki_split,
-    load_corpus,
-    read_parallel_files,
-    read_tsv_pairs,
-)
-from seq2seq_attn.data.download import DownloadError, cache_dir, fetch
+The reserved ids (`PAD_ID`, `BOS_ID`, ...) import without TensorFlow; the
+rest loads its module (and TensorFlow) on first use.
+"""
+
+from seq2seq_attn._lazy import lazy_exports
 from seq2seq_attn.data.special_tokens import (
     BOS,
     BOS_ID,
@@ -26,14 +15,31 @@ from seq2seq_attn.data.special_tokens import (
     UNK,
     UNK_ID,
 )
-from seq2seq_attn.data.tokenizers import (
-    SentencePieceTokenizer,
-    WordPieceTokenizer,
-    WordTokenizer,
-    build_tokenizer,
-    load_tokenizer,
-)
 
+_EXPORTS = {
+    "DownloadError": "seq2seq_attn.data.download",
+    "EncodedCorpus": "seq2seq_attn.data.batching",
+    "FilterReport": "seq2seq_attn.data.batching",
+    "ParallelCorpus": "seq2seq_attn.data.corpora",
+    "ReadReport": "seq2seq_attn.data.corpora",
+    "SentencePieceTokenizer": "seq2seq_attn.data.tokenizers",
+    "WordPieceTokenizer": "seq2seq_attn.data.tokenizers",
+    "WordTokenizer": "seq2seq_attn.data.tokenizers",
+    "anki_split": "seq2seq_attn.data.corpora",
+    "build_tokenizer": "seq2seq_attn.data.tokenizers",
+    "cache_dir": "seq2seq_attn.data.download",
+    "encode_corpus": "seq2seq_attn.data.batching",
+    "fetch": "seq2seq_attn.data.download",
+    "load_corpus": "seq2seq_attn.data.corpora",
+    "load_tokenizer": "seq2seq_attn.data.tokenizers",
+    "make_dataset": "seq2seq_attn.data.batching",
+    "padded_ids": "seq2seq_attn.data.text_to_ids",
+    "padding_fraction": "seq2seq_attn.data.batching",
+    "read_parallel_files": "seq2seq_attn.data.corpora",
+    "read_tsv_pairs": "seq2seq_attn.data.corpora",
+    "sentence_ids": "seq2seq_attn.data.text_to_ids",
+    "teacher_forcing": "seq2seq_attn.data.text_to_ids",
+}
 __all__ = [
     "BOS",
     "BOS_ID",
@@ -59,7 +65,15 @@ __all__ = [
     "load_corpus",
     "load_tokenizer",
     "make_dataset",
+    "padded_ids",
     "padding_fraction",
     "read_parallel_files",
     "read_tsv_pairs",
+    "sentence_ids",
+    "teacher_forcing",
 ]
+__getattr__, _ = lazy_exports(__name__, _EXPORTS)
+
+
+def __dir__():
+    return __all__

@@ -19,7 +19,11 @@ import dataclasses
 import numpy as np
 import tensorflow as tf
 
-from seq2seq_attn.data.special_tokens import BOS_ID, EOS_ID
+from seq2seq_attn.data.special_tokens import PAD_ID
+from seq2seq_attn.data.text_to_ids import (
+    sentence_ids_in_chunks,
+    teacher_forcing,
+)
 
 BATCH_BY = ("sentences", "tokens")
 
@@ -64,17 +68,6 @@ class EncodedCorpus:
         return int(self.source_ids.nrows())
 
 
-def tokenize_in_chunks(tokenizer, texts, chunk=8192):
-    """`tokenizer.tokenize` over a long list, a chunk at a time."""
-    parts = [
-        tokenizer.tokenize(tf.constant(texts[start : start + chunk], tf.string))
-        for start in range(0, len(texts), chunk)
-    ]
-    if not parts:
-        return tf.ragged.constant([], dtype=tf.int32, ragged_rank=1)
-    return tf.concat(parts, axis=0)
-
-
 def encode_corpus(
     corpus,
     source_tokenizer,
@@ -94,8 +87,8 @@ def encode_corpus(
     Returns:
         An `EncodedCorpus` whose `report` counts what was filtered.
     """
-    source = tokenize_in_chunks(source_tokenizer, corpus.sources)
-    target = tokenize_in_chunks(target_tokenizer, corpus.targets)
+    source = sentence_ids_in_chunks(source_tokenizer, corpus.sources)
+    target = sentence_ids_in_chunks(target_tokenizer, corpus.targets)
     source_lengths = source.row_lengths().numpy()
     target_lengths = target.row_lengths().numpy()
     empty = (source_lengths == 0) | (target_lengths == 0)
@@ -122,9 +115,7 @@ def encode_corpus(
 
 
 def _add_specials(source, target):
-    target_input = tf.concat([[BOS_ID], target], axis=0)
-    target_output = tf.concat([target, [EOS_ID]], axis=0)
-    return source, target_input, target_output
+    return source, *teacher_forcing(target)
 
 
 def _to_model_inputs(source, target_input, target_output):
@@ -266,5 +257,7 @@ def padding_fraction(dataset):
     for (source, target_input), _ in dataset:
         for ids in (source, target_input):
             total += int(tf.size(ids))
-            padded += int(tf.reduce_sum(tf.cast(tf.equal(ids, 0), tf.int32)))
+            padded += int(
+                tf.reduce_sum(tf.cast(tf.equal(ids, PAD_ID), tf.int32))
+            )
     return padded / max(total, 1)

@@ -434,7 +434,7 @@ def build_tokenizer(
 
 def unk_rate(tokenizer, texts):
     """Share of tokens that are <unk> when `tokenizer` reads `texts`."""
-    from seq2seq_attn.data.batching import tokenize_in_chunks
+    from seq2seq_attn.data.text_to_ids import sentence_ids_in_chunks
 
-    ids = tokenize_in_chunks(tokenizer, list(texts)).flat_values.numpy()
+    ids = sentence_ids_in_chunks(tokenizer, list(texts)).flat_values.numpy()
     return float((ids == UNK_ID).mean()) if ids.size else 0.0

@@ -11,8 +11,8 @@ import sys
 import numpy as np
 import tensorflow as tf
 
-from seq2seq_attn.data.batching import tokenize_in_chunks
 from seq2seq_attn.data.special_tokens import EOS_ID, UNK_ID
+from seq2seq_attn.data.text_to_ids import padded_ids, sentence_ids_in_chunks
 from seq2seq_attn.decoding.scoring import Scoring
 from seq2seq_attn.decoding.search import detokenize_hypotheses, search
 from seq2seq_attn.decoding.unk_replacement import replace_unknown_words
@@ -119,12 +119,10 @@ class Translator:
         self._search = search_batch
 
     def encode(self, sentences):
-        """Source ids of each sentence (cut to `max_input_tokens`)."""
-        return [row[: self.max_input_tokens] for row in self._ids(sentences)]
-
-    def _ids(self, sentences):
-        ids = tokenize_in_chunks(self.source_tokenizer, list(sentences))
-        return [np.asarray(row, "int32") for row in ids.to_list()]
+        """Source ids of each sentence (cut to `max_input_tokens`): int32
+        ragged [B, (T)]."""
+        ids = sentence_ids_in_chunks(self.source_tokenizer, list(sentences))
+        return ids[:, : self.max_input_tokens]
 
     def translate(self, sentences, progress=False):
         """Translations of `sentences`, in their order.
@@ -133,50 +131,31 @@ class Translator:
         With `progress`, a progress bar goes to stderr.
         """
         sentences = list(sentences)
-        full_rows = self._ids(sentences)
-        rows = [row[: self.max_input_tokens] for row in full_rows]
-        results = [None] * len(sentences)
+        full = sentence_ids_in_chunks(self.source_tokenizer, sentences)
+        input_tokens = full.row_lengths().numpy()
+        ids = full[:, : self.max_input_tokens]
+        rows = [np.asarray(row, "int32") for row in ids.to_list()]
+        results = [
+            Translation("", 0.0, [("", 0.0)], row, row, None) for row in rows
+        ]
         order = sorted(
             (i for i, row in enumerate(rows) if len(row)),
             key=lambda i: len(rows[i]),
         )
-        for i, row in enumerate(rows):
-            if not len(row):
-                results[i] = Translation("", 0.0, [("", 0.0)], row, row, None)
-        done = 0
-        for start in range(0, len(order), self.batch_size):
-            chunk = order[start : start + self.batch_size]
-            width = max(len(rows[i]) for i in chunk)
-            batch = np.zeros((len(chunk), width), "int32")
+        for done in range(0, len(order), self.batch_size):
+            chunk = order[done : done + self.batch_size]
+            found = self._search(padded_ids(tf.gather(ids, chunk)))
             for r, i in enumerate(chunk):
-                batch[r, : len(rows[i])] = rows[i]
-            tokens, lengths, scores, alignments, texts = (
-                x.numpy() for x in self._search(tf.constant(batch))
-            )
-            for r, i in enumerate(chunk):
-                length = lengths[r, 0]
-                best = tokens[r, 0, :length]
-                if length and best[-1] == EOS_ID:
-                    best = best[:-1]
-                results[i] = Translation(
-                    text=texts[r, 0].decode("utf-8"),
-                    score=float(scores[r, 0]),
-                    nbest=[
-                        (texts[r, n].decode("utf-8"), float(scores[r, n]))
-                        for n in range(texts.shape[1])
-                    ],
-                    tokens=best,
-                    source_ids=rows[i],
-                    alignment=alignments[r, 0, :length, : len(rows[i])],
-                    input_tokens=len(full_rows[i]),
+                results[i] = _translation(
+                    [x.numpy()[r] for x in found], rows[i]
                 )
-            done += len(chunk)
+                results[i].input_tokens = int(input_tokens[i])
             if self.replace_unk:
                 self._replace_unknown_words(
                     [results[i] for i in chunk], sentences, chunk
                 )
             if progress:
-                _progress(done, len(order))
+                _progress(done + len(chunk), len(order))
         if progress and order:
             sys.stderr.write("\n")
         return results
@@ -199,6 +178,27 @@ class Translator:
             )
             translation.text = " ".join(replaced)
             translation.nbest[0] = (translation.text, translation.score)
+
+
+def _translation(found, source_ids):
+    """The `Translation` of one sentence from its row of a search's
+    `(tokens, lengths, scores, alignments, texts)`."""
+    tokens, lengths, scores, alignments, texts = found
+    length = lengths[0]
+    best = tokens[0, :length]
+    if length and best[-1] == EOS_ID:
+        best = best[:-1]
+    return Translation(
+        text=texts[0].decode("utf-8"),
+        score=float(scores[0]),
+        nbest=[
+            (text.decode("utf-8"), float(score))
+            for text, score in zip(texts, scores, strict=True)
+        ],
+        tokens=best,
+        source_ids=source_ids,
+        alignment=alignments[0, :length, : len(source_ids)],
+    )
 
 
 def _progress(done, total, width=30):

@@ -26,7 +26,9 @@ import pathlib
 import keras
 import tensorflow as tf
 
-from seq2seq_attn.data.special_tokens import BOS_ID, EOS_ID, PAD_ID
+from seq2seq_attn.data.special_tokens import PAD_ID
+from seq2seq_attn.data.text_to_ids import padded_ids, sentence_ids
+from seq2seq_attn.decoding.forced_alignment import forced_alignment
 from seq2seq_attn.decoding.scoring import Scoring
 from seq2seq_attn.decoding.search import detokenize_hypotheses, search
 from seq2seq_attn.models.builder import alignment_model
@@ -54,13 +56,6 @@ def checked_pair(text, target):
     )
     with tf.control_dependencies([same_rows]):
         return tf.identity(text), tf.identity(target)
-
-
-def clean_text(text):
-    """Valid UTF-8: invalid bytes become U+FFFD."""
-    return tf.strings.unicode_transcode(
-        text, "UTF-8", "UTF-8", errors="replace", replacement_char=0xFFFD
-    )
 
 
 class TranslationModule:
@@ -111,18 +106,14 @@ class TranslationModule:
         self.batch_size = batch_size
 
     def _source_ids(self, text):
-        ids = self.source_tokenizer.tokenize(clean_text(text))
-        ids = ids[:, : self.max_input_tokens]
-        return tf.cast(ids.to_tensor(default_value=PAD_ID), tf.int32)
+        return padded_ids(
+            sentence_ids(self.source_tokenizer, text, self.max_input_tokens)
+        )
 
     def _search(self, text, nbest):
         """Texts and scores [B, nbest]: the rows sorted by length, searched
         `batch_size` at a time, and put back in their order."""
         source = self._source_ids(checked_vector(text, "text"))
-        # A batch whose rows are all empty still gets one (padding) column.
-        source = tf.pad(
-            source, [[0, 0], [0, tf.maximum(1 - tf.shape(source)[1], 0)]]
-        )
         lengths = tf.reduce_sum(tf.cast(source != PAD_ID, tf.int32), axis=1)
         order = tf.argsort(lengths, stable=True)
         size = self.batch_size
@@ -185,39 +176,21 @@ class TranslationModule:
         """`align`: forced decoding of `target` -> source_tokens [B, Tx],
         target_tokens [B, Ty] (padded with ""), alignment [B, Ty, Tx]."""
         text, target = checked_pair(text, target)
-        text, target = clean_text(text), clean_text(target)
         source = self._source_ids(text)
-        target_ids = tf.cast(self.target_tokenizer.tokenize(target), tf.int32)
-        target_ids = target_ids[:, : 2 * self.max_input_tokens]
-        batch = tf.shape(source)[0]
-        bos = tf.fill([batch, 1], BOS_ID)
-        target_in = tf.concat(
-            [bos, target_ids.to_tensor(default_value=0)], axis=1
+        target_ids = sentence_ids(
+            self.target_tokenizer, target, 2 * self.max_input_tokens
         )
-        source = tf.pad(
-            source, [[0, 0], [0, tf.maximum(1 - tf.shape(source)[1], 0)]]
-        )
-        _, attention = self._aligner([source, target_in])
-        source_tokens = self.source_tokenizer.id_to_token(source)
-        source_tokens = tf.where(source == 0, "", source_tokens)
-        target_padded = tf.concat(
-            [
-                target_ids.to_tensor(default_value=0),
-                tf.zeros([batch, 1], tf.int32),
-            ],
-            axis=1,
-        )
-        lengths = tf.cast(target_ids.row_lengths(), tf.int32)
-        eos = tf.one_hot(lengths, tf.shape(target_padded)[1], dtype=tf.int32)
-        target_padded = target_padded + eos * EOS_ID
-        target_tokens = self.target_tokenizer.id_to_token(target_padded)
-        target_tokens = tf.where(target_padded == 0, "", target_tokens)
-        mask = tf.cast(target_padded != 0, attention.dtype)[:, :, None]
+        target, alignment = forced_alignment(self._aligner, source, target_ids)
         return {
-            "source_tokens": source_tokens,
-            "target_tokens": target_tokens,
-            "alignment": tf.cast(attention, tf.float32) * mask,
+            "source_tokens": self._tokens(self.source_tokenizer, source),
+            "target_tokens": self._tokens(self.target_tokenizer, target),
+            "alignment": alignment,
         }
+
+    @staticmethod
+    def _tokens(tokenizer, ids):
+        """The token strings of padded ids, "" on padding."""
+        return tf.where(ids == PAD_ID, "", tokenizer.id_to_token(ids))
 
 
 def next_version(export_dir):

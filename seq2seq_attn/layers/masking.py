@@ -9,6 +9,7 @@ that masked positions get exactly zero weight.
 import keras
 from keras import ops
 
+from seq2seq_attn.data.special_tokens import PAD_ID
 from seq2seq_attn.serialization import register
 
 
@@ -45,7 +46,7 @@ def sequence_lengths(mask):
 
 @register
 class PaddingMask(keras.layers.Layer):
-    """Boolean mask of the non-padding positions of an id tensor (id 0 pads).
+    """Boolean mask of the non-padding positions of an id tensor (`PAD_ID`).
 
     Call arguments:
         ids: integer tensor [B, T].
@@ -55,7 +56,7 @@ class PaddingMask(keras.layers.Layer):
     """
 
     def call(self, ids):
-        return ops.not_equal(ids, 0)
+        return ops.not_equal(ids, PAD_ID)
 
     def compute_output_spec(self, ids):
         return keras.KerasTensor(ids.shape, dtype="bool")

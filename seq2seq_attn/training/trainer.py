@@ -28,6 +28,7 @@ from seq2seq_attn.data.batching import (
     make_dataset,
 )
 from seq2seq_attn.data.corpora import open_corpus, read_parallel_files
+from seq2seq_attn.data.special_tokens import PAD_ID
 from seq2seq_attn.data.tokenizers import build_tokenizer, load_tokenizer
 from seq2seq_attn.decoding.translator import Translator
 from seq2seq_attn.evaluation.bleu import corpus_bleu
@@ -301,7 +302,7 @@ class Trainer:
             self._resume_from_checkpoint(train)
         self._train_step = self._make_train_step(train)
         self.loss_fn = keras.losses.SparseCategoricalCrossentropy(
-            from_logits=True, ignore_class=0, reduction="sum"
+            from_logits=True, ignore_class=PAD_ID, reduction="sum"
         )
 
     def _restore(self, checkpoint, directory):
@@ -339,7 +340,7 @@ class Trainer:
 
     def _make_train_step(self, train):
         loss_fn = keras.losses.SparseCategoricalCrossentropy(
-            from_logits=True, ignore_class=0, reduction="sum"
+            from_logits=True, ignore_class=PAD_ID, reduction="sum"
         )
         model, optimizer, strategy = self.model, self.optimizer, self.strategy
         scaled = isinstance(optimizer, keras.optimizers.LossScaleOptimizer)
@@ -375,7 +376,7 @@ class Trainer:
 
         def replica_step(batch):
             (source, target_input), target_output = replica_shard(batch)
-            tokens = tf.reduce_sum(tf.cast(target_output != 0, tf.float32))
+            tokens = tf.reduce_sum(tf.cast(target_output != PAD_ID, tf.float32))
             context = tf.distribute.get_replica_context()
             total_tokens = context.all_reduce("sum", tokens)
             loss_sum, gradients = loss_and_gradients(
@@ -560,7 +561,7 @@ class Trainer:
             logits = self.model([source, target_input], training=False)
             loss_sum += float(self.loss_fn(target_output, logits))
             tokens += float(
-                tf.reduce_sum(tf.cast(target_output != 0, tf.float32))
+                tf.reduce_sum(tf.cast(target_output != PAD_ID, tf.float32))
             )
         perplexity = math.exp(min(loss_sum / max(tokens, 1.0), 50))
         faults.die_at("validation", int(self.step.numpy()))
