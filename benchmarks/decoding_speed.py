@@ -41,8 +41,8 @@ def main():
     from multi30k_inputs import test2016
 
     from seq2seq_attn.decoding.scoring import Scoring
-    from seq2seq_attn.decoding.translator import load_translator
     from seq2seq_attn.evaluation.bleu import corpus_bleu
+    from seq2seq_attn.model_dir import load_translator
 
     data, test = test2016(args.model_dir, args.data_dir)
     print(

@@ -101,11 +101,14 @@ def main():
     from seq2seq_attn.data import BOS_ID
     from seq2seq_attn.decoding.beam_search import beam_search
     from seq2seq_attn.decoding.search_step import top_candidates
-    from seq2seq_attn.decoding.translator import load_translator
+    from seq2seq_attn.model_dir import load_translator
+    from seq2seq_attn.models.inference import map_rows
 
     _, test = test2016(args.model_dir, args.data_dir)
     translator = load_translator([args.model_dir], precision=args.precision)
-    rows = sorted(translator.encode(test.sources), key=len)
+    rows = sorted(
+        (row.numpy() for row in translator.encode(test.sources)), key=len
+    )
     middle = len(rows) // 2
     chunk = rows[middle - args.batch_size // 2 : middle + args.batch_size // 2]
     source = np.zeros((len(chunk), max(map(len, chunk))), "int32")
@@ -115,7 +118,7 @@ def main():
     n = len(chunk) * k
     encoded, state = form.encode(tf.constant(source))
     tile = lambda x: tf.repeat(x, k, axis=0)  # noqa: E731
-    encoded = tf.nest.map_structure(tile, encoded)
+    encoded = map_rows(tile, encoded)
     state = tf.nest.map_structure(tile, state)
     tokens = tf.fill([n], BOS_ID)
     live = tf.ones([n], tf.bool)

@@ -18,7 +18,7 @@ import sys
 
 from absl import app, flags, logging
 
-from seq2seq_attn import search_flags
+from seq2seq_attn import search_flags, translator_flags
 
 FLAGS = flags.FLAGS
 flags.DEFINE_string("src", None, "Source sentences, one per line (.gz too).")
@@ -90,25 +90,63 @@ def forced_alignment_links(translator, sources, references):
     return links
 
 
+def _write_heatmaps(translator, corpus, results, output):
+    """The attention heatmaps of the `--heatmaps` sentences."""
+    from seq2seq_attn.evaluation.plots import attention_heatmap
+
+    for index in (int(i) for i in FLAGS.heatmaps):
+        result = results[index] if index < len(results) else None
+        if result is None or result.alignment is None:
+            continue
+        source_tokens = translator.source_tokenizer.tokens(
+            [corpus.sources[index]]
+        )
+        words = translator.target_tokenizer.id_to_token(result.tokens)
+        path = attention_heatmap(
+            result.alignment,
+            [t.decode() for t in source_tokens.to_list()[0]],
+            [w.decode() for w in words.numpy().tolist()] + ["</s>"],
+            output / f"attention_{index}.png",
+        )
+        print(f"wrote {path}")
+
+
+def _alignment_error_rate(translator, corpus):
+    """AER of the forced alignments against `--gold_alignments`."""
+    from seq2seq_attn.evaluation import alignment_error_rate as aer
+
+    if FLAGS.alignment_format == "talp":
+        gold = aer.parse_talp(
+            FLAGS.gold_alignments, FLAGS.gold_source_first, FLAGS.gold_one_based
+        )
+    else:
+        gold = aer.parse_naacl(
+            FLAGS.gold_alignments,
+            len(corpus),
+            FLAGS.gold_source_first,
+            FLAGS.gold_one_based,
+        )
+    links = forced_alignment_links(translator, corpus.sources, corpus.targets)
+    rate = aer.alignment_error_rate(links, gold)
+    print(f"AER = {rate:.4f} ({len(gold)} sentence pairs)")
+    return rate
+
+
 def main(argv):
     if len(argv) > 1:
         raise app.UsageError(f"unexpected arguments: {argv[1:]}")
     logging.set_verbosity(logging.WARNING)
     from seq2seq_attn.data.corpora import read_parallel_files
-    from seq2seq_attn.evaluation import alignment_error_rate as aer
     from seq2seq_attn.evaluation.bleu import corpus_bleu, corpus_chrf
     from seq2seq_attn.evaluation.length_buckets import (
         bleu_by_length,
         buckets_table,
     )
-    from seq2seq_attn.evaluation.plots import (
-        attention_heatmap,
-        bleu_by_length_plot,
-    )
+    from seq2seq_attn.evaluation.plots import bleu_by_length_plot
 
     try:
         corpus = read_parallel_files(FLAGS.src, FLAGS.ref)
-        translator = search_flags.translator_from_flags()
+        translator = translator_flags.translator_from_flags("evaluate")
     except (ValueError, FileNotFoundError) as error:
         print(f"error: {error}", file=sys.stderr)
         sys.exit(2)
@@ -145,41 +183,9 @@ def main(argv):
         "bleu_by_length": [vars(b) for b in buckets],
         "sentences": len(hypotheses),
     }
-    target_tokenizer = translator.target_tokenizer
-    for index in (int(i) for i in FLAGS.heatmaps):
-        result = results[index] if index < len(results) else None
-        if result is None or result.alignment is None:
-            continue
-        source_tokens = translator.source_tokenizer.tokens(
-            [corpus.sources[index]]
-        )
-        words = target_tokenizer.id_to_token(result.tokens).numpy().tolist()
-        path = attention_heatmap(
-            result.alignment,
-            [t.decode() for t in source_tokens.to_list()[0]],
-            [w.decode() for w in words] + ["</s>"],
-            output / f"attention_{index}.png",
-        )
-        print(f"wrote {path}")
+    _write_heatmaps(translator, corpus, results, output)
     if FLAGS.gold_alignments:
-        if FLAGS.alignment_format == "talp":
-            gold = aer.parse_talp(
-                FLAGS.gold_alignments,
-                FLAGS.gold_source_first,
-                FLAGS.gold_one_based,
-            )
-        else:
-            gold = aer.parse_naacl(
-                FLAGS.gold_alignments,
-                len(corpus),
-                FLAGS.gold_source_first,
-                FLAGS.gold_one_based,
-            )
-        links = forced_alignment_links(
-            translator, corpus.sources, corpus.targets
-        )
-        metrics["aer"] = aer.alignment_error_rate(links, gold)
-        print(f"AER = {metrics['aer']:.4f} ({len(gold)} sentence pairs)")
+        metrics["aer"] = _alignment_error_rate(translator, corpus)
     (output / "metrics.json").write_text(json.dumps(metrics, indent=2) + "\n")
     print(f"wrote {output / 'metrics.json'}")
 

@@ -13,7 +13,7 @@ import sys
 
 from absl import app, flags, logging
 
-from seq2seq_attn import search_flags
+from seq2seq_attn import search_flags, translator_flags
 
 FLAGS = flags.FLAGS
 flags.DEFINE_string(
@@ -52,7 +52,7 @@ def main(argv):
     logging.set_verbosity(logging.WARNING)
     try:
         sentences = read_lines(FLAGS.input, FLAGS.invalid_utf8)
-        translator = search_flags.translator_from_flags()
+        translator = translator_flags.translator_from_flags("translate")
     except (ValueError, FileNotFoundError) as error:
         print(f"error: {error}", file=sys.stderr)
         sys.exit(2)

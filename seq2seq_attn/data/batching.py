@@ -214,31 +214,19 @@ def make_dataset(
     if batch_by == "tokens" and bucket_boundaries is None:
         bucket_boundaries = bucket_boundaries_for(longest_pair(encoded))
     if bucket_boundaries is not None:
-        bucket_boundaries = sorted(bucket_boundaries)
-        if batch_by == "tokens":
-            upper = bucket_boundaries + [bucket_boundaries[-1] * 2]
-            sizes = [max(1, batch_size // (bound - 1)) for bound in upper]
-        else:
-            sizes = [batch_size] * (len(bucket_boundaries) + 1)
-        dataset = dataset.bucket_by_sequence_length(
-            _pair_length,
-            bucket_boundaries,
-            sizes,
-            drop_remainder=drop_remainder,
-            pad_to_bucket_boundary=pad_to_bucket_boundary,
+        dataset = _bucketed(
+            dataset,
+            sorted(bucket_boundaries),
+            batch_size,
+            batch_by,
+            drop_remainder,
+            pad_to_bucket_boundary,
         )
         if shuffle:
             dataset = dataset.shuffle(64, seed=seed + 1)
     else:
-        if sort_window > 1:
-            dataset = (
-                dataset.ragged_batch(sort_window * batch_size)
-                .map(_sort_window)
-                .unbatch()
-                .map(_dense_rows)
-            )
-        dataset = dataset.padded_batch(
-            batch_size, drop_remainder=drop_remainder
+        dataset = _sorted_windows(
+            dataset, batch_size, sort_window, drop_remainder
         )
         if shuffle and sort_window > 1:
             dataset = dataset.shuffle(sort_window, seed=seed + 1)
@@ -248,6 +236,43 @@ def make_dataset(
         dataset.map(_to_model_inputs)
         .with_options(options)
         .prefetch(tf.data.AUTOTUNE)
+    )
+
+
+def _sorted_windows(dataset, batch_size, sort_window, drop_remainder):
+    """Bahdanau B.2: `sort_window` batches' worth of pairs sorted by length,
+    then cut into padded batches of `batch_size`."""
+    if sort_window > 1:
+        dataset = (
+            dataset.ragged_batch(sort_window * batch_size)
+            .map(_sort_window)
+            .unbatch()
+            .map(_dense_rows)
+        )
+    return dataset.padded_batch(batch_size, drop_remainder=drop_remainder)
+
+
+def _bucketed(
+    dataset,
+    boundaries,
+    batch_size,
+    batch_by,
+    drop_remainder,
+    pad_to_bucket_boundary,
+):
+    """Batches of pairs of similar length, by buckets: `batch_size`
+    sentences each, or with `batch_by="tokens"` about that many tokens."""
+    if batch_by == "tokens":
+        upper = boundaries + [boundaries[-1] * 2]
+        sizes = [max(1, batch_size // (bound - 1)) for bound in upper]
+    else:
+        sizes = [batch_size] * (len(boundaries) + 1)
+    return dataset.bucket_by_sequence_length(
+        _pair_length,
+        boundaries,
+        sizes,
+        drop_remainder=drop_remainder,
+        pad_to_bucket_boundary=pad_to_bucket_boundary,
     )
 
 

@@ -4,28 +4,34 @@ import tensorflow as tf
 
 from seq2seq_attn.decoding.beam_search import beam_search
 from seq2seq_attn.decoding.greedy_search import greedy_search
+from seq2seq_attn.decoding.search_config import SearchConfig
 
 
-def search(form, source_ids, beam_size=5, nbest=1, **options):
-    """Greedy search when `beam_size` is 1, beam search otherwise.
+def search(form, source_ids, config=None):
+    """Greedy search when `config.beam_size` is 1, beam search otherwise.
 
     Args:
-        form: an `InferenceForm` (or `EnsembleForm`).
+        form: a `SearchableForm` (`InferenceForm`, `EnsembleForm`).
         source_ids: int32 [B, Tx], 0 pads.
-        beam_size, nbest: K and N (N <= K).
-        **options: `scoring`, `max_length_a`, `max_length_b`.
+        config: a `SearchConfig` (default: beam 5, 1 hypothesis).
 
     Returns:
-        A `SearchResult` with N hypotheses per sentence.
+        A `SearchResult` with `config.nbest` hypotheses per sentence.
     """
-    if not 1 <= nbest <= beam_size:
-        raise ValueError(
-            f"nbest must be in [1, beam_size={beam_size}], got {nbest}"
-        )
-    if beam_size == 1:
+    config = config or SearchConfig()
+    options = dict(
+        scoring=config.scoring,
+        max_length_a=config.max_length_a,
+        max_length_b=config.max_length_b,
+    )
+    if config.beam_size == 1:
         return greedy_search(form, source_ids, **options)
     return beam_search(
-        form, source_ids, beam_size=beam_size, nbest=nbest, **options
+        form,
+        source_ids,
+        beam_size=config.beam_size,
+        nbest=config.nbest,
+        **options,
     )
 
 

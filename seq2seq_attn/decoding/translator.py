@@ -13,8 +13,9 @@ import tensorflow as tf
 
 from seq2seq_attn.data.special_tokens import EOS_ID, UNK_ID
 from seq2seq_attn.data.text_to_ids import padded_ids, sentence_ids_in_chunks
-from seq2seq_attn.decoding.scoring import Scoring
-from seq2seq_attn.decoding.search import detokenize_hypotheses, search
+from seq2seq_attn.decoding.search import detokenize_hypotheses
+from seq2seq_attn.decoding.search import search as search_ids
+from seq2seq_attn.decoding.search_config import SearchConfig
 from seq2seq_attn.decoding.unk_replacement import replace_unknown_words
 from seq2seq_attn.models.inference import as_form
 
@@ -51,14 +52,9 @@ class Translator:
         model: a model from `build_model` (or `load_trained`), or an
             `InferenceForm`/`EnsembleForm`.
         source_tokenizer, target_tokenizer: the model's tokenizers.
-        beam_size: 1 for greedy search.
-        scoring: a `Scoring` (length normalisation, coverage penalty).
-        nbest: hypotheses kept per sentence.
-        max_length_a, max_length_b: output limit ceil(a * |x| + b).
-        batch_size: sentences per search call.
-        max_input_tokens: longer inputs are cut to this many tokens (None:
-            no limit). The default keeps a stray long line from taking
-            gigabytes; the export cuts at the same length.
+        search: a `SearchConfig`; or give its fields as keyword `options`
+            (`beam_size=5`, `nbest`, `scoring`, `max_length_a`,
+            `max_length_b`, `max_input_tokens=100`, `batch_size=64`).
         replace_unk: replace each <unk> of the output by the source word it
             attends to most (Luong 4.2); needs a word target tokenizer.
         dictionary: with `replace_unk`, a source -> target word mapping (see
@@ -70,43 +66,33 @@ class Translator:
         model,
         source_tokenizer,
         target_tokenizer,
-        beam_size=5,
-        scoring=None,
-        nbest=1,
-        max_length_a=1.5,
-        max_length_b=5,
-        batch_size=64,
-        max_input_tokens=100,
+        search=None,
         replace_unk=False,
         dictionary=None,
+        **options,
     ):
+        if search is not None and options:
+            raise ValueError(
+                f"give a SearchConfig or its fields, not both: {options}"
+            )
         if replace_unk and getattr(target_tokenizer, "kind", None) != "word":
             raise ValueError(
                 "replace_unk needs a word-level target vocabulary; subword "
                 "vocabularies have no <unk> to replace"
             )
+        self.config = search or SearchConfig.for_command("translate", **options)
         self.replace_unk = replace_unk
         self.dictionary = dictionary
         self.form = as_form(model)
         self.source_tokenizer = source_tokenizer
         self.target_tokenizer = target_tokenizer
-        self.beam_size = beam_size
-        self.scoring = scoring or Scoring()
-        self.nbest = nbest
-        self.batch_size = batch_size
-        self.max_input_tokens = max_input_tokens
-        options = dict(
-            scoring=self.scoring,
-            max_length_a=max_length_a,
-            max_length_b=max_length_b,
-        )
 
         @tf.function(
             input_signature=[tf.TensorSpec([None, None], tf.int32)],
             autograph=False,
         )
         def search_batch(source_ids):
-            result = search(self.form, source_ids, beam_size, nbest, **options)
+            result = search_ids(self.form, source_ids, self.config)
             texts = detokenize_hypotheses(self.target_tokenizer, result.tokens)
             return (
                 result.tokens,
@@ -122,7 +108,7 @@ class Translator:
         """Source ids of each sentence (cut to `max_input_tokens`): int32
         ragged [B, (T)]."""
         ids = sentence_ids_in_chunks(self.source_tokenizer, list(sentences))
-        return ids[:, : self.max_input_tokens]
+        return ids[:, : self.config.max_input_tokens]
 
     def translate(self, sentences, progress=False):
         """Translations of `sentences`, in their order.
@@ -133,7 +119,7 @@ class Translator:
         sentences = list(sentences)
         full = sentence_ids_in_chunks(self.source_tokenizer, sentences)
         input_tokens = full.row_lengths().numpy()
-        ids = full[:, : self.max_input_tokens]
+        ids = full[:, : self.config.max_input_tokens]
         rows = [np.asarray(row, "int32") for row in ids.to_list()]
         results = [
             Translation("", 0.0, [("", 0.0)], row, row, None) for row in rows
@@ -142,8 +128,8 @@ class Translator:
             (i for i, row in enumerate(rows) if len(row)),
             key=lambda i: len(rows[i]),
         )
-        for done in range(0, len(order), self.batch_size):
-            chunk = order[done : done + self.batch_size]
+        for done in range(0, len(order), self.config.batch_size):
+            chunk = order[done : done + self.config.batch_size]
             found = self._search(padded_ids(tf.gather(ids, chunk)))
             for r, i in enumerate(chunk):
                 results[i] = _translation(

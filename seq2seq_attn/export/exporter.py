@@ -21,6 +21,7 @@ ops may crash the process on a scalar. The search runs on sorted chunks of
 its chunks cost, no more per sentence.
 """
 
+import dataclasses
 import pathlib
 
 import keras
@@ -29,8 +30,8 @@ import tensorflow as tf
 from seq2seq_attn.data.special_tokens import PAD_ID
 from seq2seq_attn.data.text_to_ids import padded_ids, sentence_ids
 from seq2seq_attn.decoding.forced_alignment import forced_alignment
-from seq2seq_attn.decoding.scoring import Scoring
 from seq2seq_attn.decoding.search import detokenize_hypotheses, search
+from seq2seq_attn.decoding.search_config import SearchConfig
 from seq2seq_attn.models.builder import alignment_model
 from seq2seq_attn.models.inference import InferenceForm
 
@@ -69,45 +70,33 @@ class TranslationModule:
     Args:
         model: a trained model from `build_model`.
         source_tokenizer, target_tokenizer: its tokenizers.
-        beam_size, scoring, nbest, max_length_a, max_length_b: the search.
-        max_input_tokens: longer inputs are cut to this many tokens.
-        batch_size: sentences per search: a request's sentences are sorted
-            by length and searched in chunks of this many.
+        search: a `SearchConfig` (`serving_default` returns its best
+            hypothesis, `translate_nbest` its `nbest`); or give its fields
+            as keyword `options`, with the export's defaults
+            (`SearchConfig.for_command("export")`: 5 hypotheses). A
+            request's sentences are sorted by length and searched in chunks
+            of `batch_size`; inputs are cut to `max_input_tokens`.
     """
 
     def __init__(
-        self,
-        model,
-        source_tokenizer,
-        target_tokenizer,
-        beam_size=5,
-        scoring=None,
-        nbest=5,
-        max_length_a=1.5,
-        max_length_b=5,
-        max_input_tokens=100,
-        batch_size=64,
+        self, model, source_tokenizer, target_tokenizer, search=None, **options
     ):
-        if not 1 <= nbest <= beam_size:
-            raise ValueError(f"nbest must be in [1, beam_size], got {nbest}")
+        if search is not None and options:
+            raise ValueError(
+                f"give a SearchConfig or its fields, not both: {options}"
+            )
+        self.config = search or SearchConfig.for_command("export", **options)
         self.model = model
         self._form = InferenceForm(model)
         self._aligner = alignment_model(model)
         self.source_tokenizer = source_tokenizer
         self.target_tokenizer = target_tokenizer
-        self._search_options = dict(
-            scoring=scoring or Scoring(),
-            max_length_a=max_length_a,
-            max_length_b=max_length_b,
-        )
-        self.beam_size = beam_size
-        self.nbest = nbest
-        self.max_input_tokens = max_input_tokens
-        self.batch_size = batch_size
 
     def _source_ids(self, text):
         return padded_ids(
-            sentence_ids(self.source_tokenizer, text, self.max_input_tokens)
+            sentence_ids(
+                self.source_tokenizer, text, self.config.max_input_tokens
+            )
         )
 
     def _search(self, text, nbest):
@@ -116,7 +105,7 @@ class TranslationModule:
         source = self._source_ids(checked_vector(text, "text"))
         lengths = tf.reduce_sum(tf.cast(source != PAD_ID, tf.int32), axis=1)
         order = tf.argsort(lengths, stable=True)
-        size = self.batch_size
+        size = self.config.batch_size
         chunks = (tf.shape(source)[0] + size - 1) // size
 
         def search_chunk(index, texts, scores):
@@ -153,9 +142,8 @@ class TranslationModule:
     def _search_rows(self, source, nbest):
         """Texts and scores [B, nbest] of source ids [B, Tx]; a row with no
         token gets "" and 0."""
-        result = search(
-            self._form, source, self.beam_size, nbest, **self._search_options
-        )
+        config = dataclasses.replace(self.config, nbest=nbest)
+        result = search(self._form, source, config)
         texts = detokenize_hypotheses(self.target_tokenizer, result.tokens)
         empty = tf.reduce_all(tf.equal(source, PAD_ID), axis=1)[:, None]
         texts = tf.where(empty, "", texts)
@@ -169,7 +157,7 @@ class TranslationModule:
 
     def translate_nbest(self, text):
         """`translate_nbest`: text [B] -> translations [B, N], scores [B, N]."""
-        texts, scores = self._search(text, self.nbest)
+        texts, scores = self._search(text, self.config.nbest)
         return {"translations": texts, "scores": scores}
 
     def align(self, text, target):
@@ -178,7 +166,7 @@ class TranslationModule:
         text, target = checked_pair(text, target)
         source = self._source_ids(text)
         target_ids = sentence_ids(
-            self.target_tokenizer, target, 2 * self.max_input_tokens
+            self.target_tokenizer, target, self._max_target_tokens()
         )
         target, alignment = forced_alignment(self._aligner, source, target_ids)
         return {
@@ -186,6 +174,11 @@ class TranslationModule:
             "target_tokens": self._tokens(self.target_tokenizer, target),
             "alignment": alignment,
         }
+
+    def _max_target_tokens(self):
+        """A target to align may be twice as long as an input may."""
+        limit = self.config.max_input_tokens
+        return None if limit is None else 2 * limit
 
     @staticmethod
     def _tokens(tokenizer, ids):

@@ -1,0 +1,74 @@
+"""How to search: one frozen value that translate, evaluate, the trainer's
+validation and the export share, validated once."""
+
+import dataclasses
+
+from seq2seq_attn.decoding.scoring import Scoring
+
+# Where a command's use differs, so does its default: the export's
+# `translate_nbest` signature exists to return several hypotheses.
+COMMAND_DEFAULTS = {"translate": {}, "evaluate": {}, "export": {"nbest": 5}}
+
+
+@dataclasses.dataclass(frozen=True)
+class SearchConfig:
+    """The search of translate, evaluate and the export.
+
+    Attributes:
+        beam_size: K; 1 is greedy search.
+        nbest: hypotheses returned per sentence, at most `beam_size`.
+        scoring: a `Scoring` (length normalisation, coverage penalty).
+        max_length_a, max_length_b: the output limit, ceil(a * |x| + b)
+            tokens with </s>.
+        max_input_tokens: longer inputs are cut to this many tokens (None:
+            no limit); the default keeps a stray long line from taking
+            gigabytes.
+        batch_size: sentences per search call; larger inputs are sorted by
+            length and searched in chunks of this many.
+    """
+
+    beam_size: int = 5
+    nbest: int = 1
+    scoring: Scoring = Scoring()
+    max_length_a: float = 1.5
+    max_length_b: float = 5
+    max_input_tokens: int | None = 100
+    batch_size: int = 64
+
+    def __post_init__(self):
+        if self.beam_size < 1:
+            raise ValueError(f"beam_size must be >= 1, got {self.beam_size}")
+        if not 1 <= self.nbest <= self.beam_size:
+            raise ValueError(
+                f"nbest must be in [1, beam_size={self.beam_size}], "
+                f"got {self.nbest}"
+            )
+        if self.max_length_a < 0 or self.max_length_b < 1:
+            raise ValueError(
+                "the output limit needs max_length_a >= 0 and "
+                f"max_length_b >= 1, got {self.max_length_a}, "
+                f"{self.max_length_b}"
+            )
+        if self.max_input_tokens is not None and self.max_input_tokens < 1:
+            raise ValueError(
+                "max_input_tokens must be positive (or None for no limit), "
+                f"got {self.max_input_tokens}"
+            )
+        if self.batch_size < 1:
+            raise ValueError(f"batch_size must be >= 1, got {self.batch_size}")
+
+    @classmethod
+    def for_command(cls, command, **options):
+        """The config of `command` ("translate", "evaluate", "export"):
+        its defaults (`COMMAND_DEFAULTS`) under `options`; a default nbest
+        is capped at the beam size."""
+        defaults = dict(COMMAND_DEFAULTS[command])
+        if "nbest" in defaults:
+            beam_size = options.get("beam_size", cls.beam_size)
+            defaults["nbest"] = min(defaults["nbest"], beam_size)
+        return cls(**{**defaults, **options})
+
+    @property
+    def limits(self):
+        """`(max_length_a, max_length_b)`."""
+        return self.max_length_a, self.max_length_b
