@@ -88,10 +88,15 @@ class Translator:
         self.target_tokenizer = target_tokenizer
 
         @tf.function(
-            input_signature=[tf.TensorSpec([None, None], tf.int32)],
+            input_signature=[
+                tf.RaggedTensorSpec([None, None], tf.int32, 1, tf.int64),
+                tf.TensorSpec([None], tf.int32),
+            ],
             autograph=False,
         )
-        def search_batch(source_ids):
+        def search_batch(ids, rows):
+            """The search of the sentences `rows` of ragged `ids`."""
+            source_ids = padded_ids(tf.gather(ids, rows))
             result = search_ids(self.form, source_ids, self.config)
             texts = detokenize_hypotheses(self.target_tokenizer, result.tokens)
             return (
@@ -130,7 +135,7 @@ class Translator:
         )
         for done in range(0, len(order), self.config.batch_size):
             chunk = order[done : done + self.config.batch_size]
-            found = self._search(padded_ids(tf.gather(ids, chunk)))
+            found = self._search(ids, tf.constant(chunk, tf.int32))
             for r, i in enumerate(chunk):
                 results[i] = _translation(
                     [x.numpy()[r] for x in found], rows[i]
