@@ -135,11 +135,12 @@ class Translator:
         )
         for done in range(0, len(order), self.config.batch_size):
             chunk = order[done : done + self.config.batch_size]
-            found = self._search(ids, tf.constant(chunk, tf.int32))
+            found = [
+                x.numpy()
+                for x in self._search(ids, tf.constant(chunk, tf.int32))
+            ]
             for r, i in enumerate(chunk):
-                results[i] = _translation(
-                    [x.numpy()[r] for x in found], rows[i]
-                )
+                results[i] = _translation([x[r] for x in found], rows[i])
                 results[i].input_tokens = int(input_tokens[i])
             if self.replace_unk:
                 self._replace_unknown_words(
