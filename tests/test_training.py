@@ -62,8 +62,9 @@ def _env(**extra):
     return env
 
 
-def _run(command, env=None, timeout=600):
-    result = subprocess.run(
+def _attempt(command, env=None, timeout=600):
+    """Runs `command` from the repository root; returns its result."""
+    return subprocess.run(
         command,
         capture_output=True,
         text=True,
@@ -71,6 +72,10 @@ def _run(command, env=None, timeout=600):
         env=env or _env(),
         cwd=ROOT,
     )
+
+
+def _run(command, env=None, timeout=600):
+    result = _attempt(command, env, timeout)
     assert result.returncode == 0, result.stderr[-3000:]
     return result
 
@@ -210,7 +215,7 @@ def test_non_finite_loss_stops_with_the_step_and_saves_nothing(
     text_files, tmp_path
 ):
     model_dir = tmp_path / "nan"
-    result = subprocess.run(
+    result = _attempt(
         _command(
             model_dir,
             *text_files,
@@ -220,11 +225,6 @@ def test_non_finite_loss_stops_with_the_step_and_saves_nothing(
             "--schedule=constant",
             "--divergence_factor=0",
         ),
-        capture_output=True,
-        text=True,
-        timeout=600,
-        env=_env(),
-        cwd=ROOT,
     )
     assert result.returncode == 3, result.stderr[-2000:]
     assert "non-finite loss" in result.stderr and "at step" in result.stderr
@@ -258,13 +258,9 @@ def test_mixed_precision_trains_with_float32_logits(
 
 def test_bad_flags_and_data_are_clear_errors(text_files, tmp_path):
     def run(*flags):
-        return subprocess.run(
+        return _attempt(
             _command(tmp_path / "bad", *flags),
-            capture_output=True,
-            text=True,
             timeout=300,
-            env=_env(),
-            cwd=ROOT,
         )
 
     result = run(*text_files, "--optimizer=rmsprop")
@@ -281,13 +277,9 @@ def test_bad_flags_and_data_are_clear_errors(text_files, tmp_path):
 
 
 def test_jit_compile_needs_buckets(text_files, tmp_path):
-    result = subprocess.run(
+    result = _attempt(
         _command(tmp_path / "jit", *text_files, "--jit_compile"),
-        capture_output=True,
-        text=True,
         timeout=300,
-        env=_env(),
-        cwd=ROOT,
     )
     assert result.returncode == 2
     assert "jit_compile needs bucket_width" in result.stderr
@@ -338,13 +330,9 @@ def test_early_stopping_holds_when_the_command_is_run_again(
 
 
 def _killed(command, point):
-    result = subprocess.run(
+    result = _attempt(
         command,
-        capture_output=True,
-        text=True,
-        timeout=600,
         env=_env(SEQ2SEQ_ATTN_DIE_AT=point),
-        cwd=ROOT,
     )
     assert result.returncode == -signal.SIGKILL, result.stderr[-2000:]
 
@@ -449,9 +437,7 @@ def test_a_damaged_newest_checkpoint_is_named_and_an_older_one_used(
 
     for index in (model_dir / "checkpoints").glob("*.index"):
         _truncate(index)
-    broken = subprocess.run(
-        translate, capture_output=True, text=True, env=_env(), cwd=ROOT
-    )
+    broken = _attempt(translate)
     assert broken.returncode == 2
     assert "Traceback" not in broken.stderr
     assert "error: every checkpoint is damaged" in broken.stderr
@@ -474,13 +460,8 @@ def test_resume_applies_what_may_change_and_names_what_may_not(
     )
 
     def resume(*flags):
-        return subprocess.run(
+        return _attempt(
             _command(model_dir, *text_files, *adam, *flags),
-            capture_output=True,
-            text=True,
-            timeout=600,
-            env=_env(),
-            cwd=ROOT,
         )
 
     # A new learning rate takes effect (and diverges: Adam at 1e8), is
@@ -532,18 +513,14 @@ def test_bad_data_leaves_no_model_directory(text_files, tmp_path):
     empty = tmp_path / "empty.txt"
     empty.write_text("")
     flags = [f for f in text_files if "train_" not in f]
-    result = subprocess.run(
+    result = _attempt(
         _command(
             tmp_path / "empty",
             *flags,
             f"--train_source_file={empty}",
             f"--train_target_file={empty}",
         ),
-        capture_output=True,
-        text=True,
         timeout=300,
-        env=_env(),
-        cwd=ROOT,
     )
     assert result.returncode == 2
     assert "no sentence pairs to train on" in result.stderr
@@ -552,7 +529,7 @@ def test_bad_data_leaves_no_model_directory(text_files, tmp_path):
     # left behind to refuse it).
     _run(_command(tmp_path / "empty", *text_files, "--max_steps=2"))
 
-    result = subprocess.run(
+    result = _attempt(
         [
             sys.executable,
             "-m",
@@ -561,11 +538,7 @@ def test_bad_data_leaves_no_model_directory(text_files, tmp_path):
             "--corpus=multi30k",
             f"--data_dir={tmp_path / 'missing'}",
         ],
-        capture_output=True,
-        text=True,
         timeout=300,
-        env=_env(),
-        cwd=ROOT,
     )
     assert result.returncode == 2 and "is not in --data_dir" in result.stderr
     assert not (tmp_path / "nodata").exists()
