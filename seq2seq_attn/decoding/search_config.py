@@ -67,8 +67,3 @@ class SearchConfig:
             beam_size = options.get("beam_size", cls.beam_size)
             defaults["nbest"] = min(defaults["nbest"], beam_size)
         return cls(**{**defaults, **options})
-
-    @property
-    def limits(self):
-        """`(max_length_a, max_length_b)`."""
-        return self.max_length_a, self.max_length_b

@@ -332,8 +332,7 @@ class Trainer:
         # The configured rate, also when the command changed it: a constant
         # rate is a variable of the optimizer, restored with it.
         if train.schedule == "constant":
-            inner = getattr(self.optimizer, "inner_optimizer", self.optimizer)
-            inner.learning_rate.assign(train.learning_rate)
+            self._inner_optimizer().learning_rate.assign(train.learning_rate)
         self.log(f"resuming from {self.last_checkpoint} (step {step})")
         for section, field, old, new in self.changes:
             self.log(f"resumed with {section} flag --{field}: {old} -> {new}")
@@ -401,10 +400,14 @@ class Trainer:
 
         return tf.function(train_step)
 
+    def _inner_optimizer(self):
+        """The optimizer inside a `LossScaleOptimizer` (or the optimizer)."""
+        return getattr(self.optimizer, "inner_optimizer", self.optimizer)
+
     def learning_rate(self):
         """The optimizer's current learning rate."""
-        optimizer = getattr(self.optimizer, "inner_optimizer", self.optimizer)
-        return float(keras.ops.convert_to_numpy(optimizer.learning_rate))
+        rate = self._inner_optimizer().learning_rate
+        return float(keras.ops.convert_to_numpy(rate))
 
     def _save(self):
         step = int(self.step.numpy())
