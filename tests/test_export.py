@@ -265,11 +265,24 @@ def test_every_op_is_allowed(exported):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("kind", ["wordpiece", "sentencepiece"])
-def test_subword_exports_use_allowed_ops_only(kind, tmp_path):
+@pytest.mark.parametrize(
+    "kind, lowercase",
+    [
+        ("wordpiece", False),
+        ("sentencepiece", False),
+        ("word", True),
+        ("wordpiece", True),
+        ("sentencepiece", True),
+    ],
+)
+def test_every_tokenizer_exports_with_allowed_ops_only(
+    kind, lowercase, tmp_path
+):
     corpus = load_corpus("multi30k", "val", "en", "de", data_dir=SHARED_DATA)
-    source = build_tokenizer(kind, corpus.sources, tmp_path / "s", 600)
-    target = build_tokenizer(kind, corpus.targets, tmp_path / "t", 600)
+    source, target = (
+        build_tokenizer(kind, texts, tmp_path / side, 600, lowercase)
+        for side, texts in (("s", corpus.sources), ("t", corpus.targets))
+    )
     model = build_model(
         ModelConfig(
             architecture="luong",

@@ -1,7 +1,9 @@
+import json
 import subprocess
 import sys
 import textwrap
 
+import keras
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -80,7 +82,7 @@ def test_word_unk_rate_on_multi30k_val(multi30k_tok, tmp_path):
 def test_sentencepiece_round_trips_all_of_multi30k_val(multi30k_raw, tmp_path):
     train, val = multi30k_raw["train"], multi30k_raw["val"]
     tokenizer = SentencePieceTokenizer.build(
-        train.targets, tmp_path, vocab_size=4000
+        train.targets, tmp_path, vocab_size=4000, normalization="identity"
     )
     assert tokenizer.vocab_size == 4000
     for texts in (
@@ -97,6 +99,44 @@ def test_sentencepiece_round_trips_all_of_multi30k_val(multi30k_raw, tmp_path):
         reloaded.tokenize(val.targets[:5]).to_list()
         == tokenizer.tokenize(val.targets[:5]).to_list()
     )
+
+
+def test_sentencepiece_normalizes_in_the_graph_and_outlives_a_seed(
+    multi30k_raw, tmp_path
+):
+    texts = multi30k_raw["train"].targets[:3000]
+    cased = build_tokenizer("sentencepiece", texts, tmp_path / "cased", 1000)
+    folded = build_tokenizer(
+        "sentencepiece", texts, tmp_path / "folded", 1000, lowercase=True
+    )
+    raw = [
+        "  Ein  Mann fährt ein ﬁnes Ｆａｈｒｒａｄ.\t",
+        "Cafe\u0301 déjà vu! 日本語, Привет.",
+    ]
+    # NFKC (ligature, full-width letters, combining accent), whitespace
+    # collapsed and trimmed, by the op that the export runs as well.
+    normalized = [
+        "Ein Mann fährt ein fines Fahrrad.",
+        "Café déjà vu! 日本語, Привет.",
+    ]
+    keras.utils.set_random_seed(1)  # clears TF's eager kernel cache
+    for tokenizer, expected in (
+        (cased, normalized),
+        (folded, [t.lower() for t in normalized]),
+        (load_tokenizer(tmp_path / "cased"), normalized),
+    ):
+        ids = tokenizer.tokenize(raw)
+        assert not np.any(ids.flat_values.numpy() == UNK_ID)
+        back = [t.decode() for t in tokenizer.detokenize(ids).numpy()]
+        assert back == expected
+    assert json.loads((tmp_path / "folded" / "tokenizer.json").read_text()) == {
+        "kind": "sentencepiece",
+        "options": {"normalization": "nmt_nfkc_cf"},
+    }
+    with pytest.raises(ValueError, match="normalization must be one of"):
+        SentencePieceTokenizer.build(
+            texts, tmp_path / "x", 100, normalization="nfc"
+        )
 
 
 def test_wordpiece_learns_and_detokenizes(multi30k_raw, tmp_path):
@@ -116,7 +156,10 @@ def test_wordpiece_learns_and_detokenizes(multi30k_raw, tmp_path):
     pieces = tokenizer.tokens(["A dog runs"]).to_list()[0]
     assert pieces[0] == b"a"
     text = tokenizer.detokenize(ids).numpy()[0].decode()
-    assert text == "a dog runs through the grass ."
+    assert text == "a dog runs through the grass."
+    ids = tokenizer.tokenize(["A T-shirt (red), a man's hat; no."])
+    text = tokenizer.detokenize(ids).numpy()[0].decode()
+    assert text == "a t-shirt (red), a man's hat; no."
     assert isinstance(load_tokenizer(tmp_path), type(tokenizer))
 
 
@@ -129,10 +172,6 @@ def test_vocabulary_of_another_model_is_a_clear_error(tmp_path):
     (tmp_path / "vocab.txt").write_text("a\nb\n")
     with pytest.raises(ValueError, match="must start with"):
         load_tokenizer(tmp_path)
-    with pytest.raises(ValueError, match="lowercase the corpus"):
-        build_tokenizer(
-            "sentencepiece", ["a"], tmp_path / "sp", 10, lowercase=True
-        )
 
 
 @pytest.mark.slow

@@ -23,6 +23,7 @@ import shutil
 
 import tensorflow as tf
 import tensorflow_text as tf_text
+from tensorflow_text.python.ops import sentencepiece_tokenizer
 
 from seq2seq_attn.data.special_tokens import (
     BOS_ID,
@@ -35,6 +36,8 @@ from seq2seq_attn.data.special_tokens import (
 
 CONFIG_FILE = "tokenizer.json"
 KINDS = ("word", "wordpiece", "sentencepiece")
+# SentencePiece's built-in normalisation rules (normalization_rule_name).
+NORMALIZATIONS = ("nmt_nfkc", "nmt_nfkc_cf", "nfkc", "nfkc_cf", "identity")
 
 
 def _file_table(path, key_is_line):
@@ -253,13 +256,25 @@ class WordTokenizer(VocabularyFileTokenizer):
         return tf.strings.reduce_join(words, axis=-1, separator=" ")
 
 
+# What WordPiece's split at punctuation does to spacing, undone as far as a
+# rule can (RE2, in the graph): "ein T - Shirt ( rot ) ." -> "ein T-Shirt
+# (rot)." Approximate: a spaced dash between words is joined too.
+UNSPLIT_PUNCTUATION = (
+    (r" ([.,!?;:%)\]}])", r"\1"),
+    (r"([(\[{]) ", r"\1"),
+    (r"(\w) ([-'’/]) (\w)", r"\1\2\3"),
+)
+
+
 class WordPieceTokenizer(VocabularyFileTokenizer):
     """WordPiece with a vocabulary learnt from the training text.
 
     Learning uses tensorflow-text's `bert_vocab_from_dataset`; tokenizing uses
     `tensorflow_text.BertTokenizer` (split on whitespace and punctuation,
-    then WordPiece). Detokenization glues the pieces into words and joins
-    words with single spaces, so spacing around punctuation is not restored.
+    then WordPiece). Detokenization glues the pieces into words, joins words
+    with single spaces and then takes out the spaces that the split at
+    punctuation put in (`UNSPLIT_PUNCTUATION`), which a rule can only
+    approximate: SentencePiece restores text exactly.
     """
 
     kind = "wordpiece"
@@ -300,22 +315,58 @@ class WordPieceTokenizer(VocabularyFileTokenizer):
 
     def detokenize(self, ids):
         words = self._tokenizer.detokenize(strip_special(ids))
-        return tf.strings.reduce_join(words, axis=-1, separator=" ")
+        text = tf.strings.reduce_join(words, axis=-1, separator=" ")
+        for pattern, rewrite in UNSPLIT_PUNCTUATION:
+            text = tf.strings.regex_replace(text, pattern, rewrite)
+        return text
+
+
+class _NamedSentencepieceModel(
+    sentencepiece_tokenizer._SentencepieceModelResource
+):
+    """TF Text's SentencePiece model resource under a name of its own.
+
+    TF Text creates the resource without a `shared_name`, which makes it
+    private to the op's kernel: in eager mode, anything that clears the
+    kernel cache (`tf.random.set_seed`, `keras.utils.set_random_seed`)
+    deletes it, and the next `tokenize` fails with "Resource ...
+    SentencepieceOp ... does not exist". Named after the model's sha256, it
+    lives in the resource manager instead (the same bytes share it).
+    """
+
+    def __init__(self, model):
+        self._shared_name = (
+            "seq2seq_attn_sentencepiece_" + hashlib.sha256(model).hexdigest()
+        )
+        super().__init__(model, "SentencepieceModel")
+
+    def _create_resource(self):
+        ops = sentencepiece_tokenizer.gen_sentencepiece_tokenizer
+        return ops.sentencepiece_op(
+            model=self._model, shared_name=self._shared_name
+        )
 
 
 class SentencePieceTokenizer(Tokenizer):
     """A SentencePiece model, trained with the `sentencepiece` package and run
-    through `tensorflow_text.SentencepieceTokenizer`.
+    through `tensorflow_text.SentencepieceTokenizer`: raw text in, raw text
+    out.
 
-    Trained with the identity normalisation, no whitespace collapsing and
-    byte fallback, so that `detokenize(tokenize(x)) == x` for any text.
+    The model file carries its own normalisation, which the tokenize op
+    applies in the graph (and so in an export): by default `nmt_nfkc`
+    (Unicode NFKC, control characters removed, runs of whitespace collapsed
+    and trimmed), `nmt_nfkc_cf` to case-fold as well, or `identity`. With
+    byte fallback no text is unknown, and `detokenize(tokenize(x))` is the
+    normalised `x` (`x` itself with `identity`, the rule of models built
+    before the option, whose tokenizer.json names none).
     """
 
     kind = "sentencepiece"
     MODEL_FILE = "sentencepiece.model"
 
-    def __init__(self, directory):
-        super().__init__(directory, {})
+    def __init__(self, directory, normalization="identity"):
+        super().__init__(directory, {"normalization": normalization})
+        self.normalization = normalization
         self.model_asset = tf.saved_model.Asset(
             str(self.directory / self.MODEL_FILE)
         )
@@ -323,14 +374,28 @@ class SentencePieceTokenizer(Tokenizer):
         self._tokenizer = tf_text.SentencepieceTokenizer(
             model=model, out_type=tf.int32
         )
+        self._tokenizer._model_resource = _NamedSentencepieceModel(model)
         self._vocab_size = int(self._tokenizer.vocab_size())
 
     @classmethod
     def build(
-        cls, texts, directory, vocab_size=8000, model_type="unigram", seed=0
+        cls,
+        texts,
+        directory,
+        vocab_size=8000,
+        model_type="unigram",
+        seed=0,
+        normalization="nmt_nfkc",
     ):
-        """Trains a model of `vocab_size` pieces on `texts`."""
+        """Trains a model of `vocab_size` pieces on `texts`, with one of
+        SentencePiece's `NORMALIZATIONS`."""
         import sentencepiece
+
+        if normalization not in NORMALIZATIONS:
+            raise ValueError(
+                f"sentencepiece normalization must be one of "
+                f"{NORMALIZATIONS}, got {normalization!r}"
+            )
 
         model = io.BytesIO()
         sentencepiece.set_random_generator_seed(seed)
@@ -347,8 +412,8 @@ class SentencePieceTokenizer(Tokenizer):
             unk_piece=RESERVED_TOKENS[UNK_ID],
             bos_piece=RESERVED_TOKENS[BOS_ID],
             eos_piece=RESERVED_TOKENS[EOS_ID],
-            normalization_rule_name="identity",
-            remove_extra_whitespaces=False,
+            normalization_rule_name=normalization,
+            remove_extra_whitespaces=normalization != "identity",
             byte_fallback=True,
             character_coverage=1.0,
             num_threads=1,
@@ -357,7 +422,7 @@ class SentencePieceTokenizer(Tokenizer):
         directory = pathlib.Path(directory)
         directory.mkdir(parents=True, exist_ok=True)
         (directory / cls.MODEL_FILE).write_bytes(model.getvalue())
-        tokenizer = cls(directory)
+        tokenizer = cls(directory, normalization)
         tokenizer.save(directory)
         return tokenizer
 
@@ -411,7 +476,8 @@ def build_tokenizer(
     kind, texts, directory, vocab_size, lowercase=False, seed=0
 ):
     """Builds a tokenizer of `kind` ("word", "wordpiece", "sentencepiece")
-    from training `texts` and saves it to `directory`."""
+    from training `texts` and saves it to `directory`. `lowercase`: word and
+    wordpiece lowercase; sentencepiece case-folds (`nmt_nfkc_cf`)."""
     if kind == "word":
         return WordTokenizer.build(
             texts, directory, max_size=vocab_size, lowercase=lowercase
@@ -421,13 +487,12 @@ def build_tokenizer(
             texts, directory, vocab_size=vocab_size, lowercase=lowercase
         )
     if kind == "sentencepiece":
-        if lowercase:
-            raise ValueError(
-                "sentencepiece tokenizes text as it is: lowercase the corpus "
-                "instead of passing lowercase=True"
-            )
         return SentencePieceTokenizer.build(
-            texts, directory, vocab_size=vocab_size, seed=seed
+            texts,
+            directory,
+            vocab_size=vocab_size,
+            seed=seed,
+            normalization="nmt_nfkc_cf" if lowercase else "nmt_nfkc",
         )
     raise ValueError(f"tokenizer kind must be one of {KINDS}, got {kind!r}")
 

@@ -24,12 +24,13 @@ def saved_model_ops(export_path):
 
 
 def allowed_ops():
-    """The allowlist kept in the repository (one op per line, # comments)."""
+    """The allowlist kept in the repository (one op per line, # comments,
+    also after an op: why it is there)."""
     lines = ALLOWLIST.read_text().splitlines()
     return {
-        line.strip()
+        line.split("#")[0].strip()
         for line in lines
-        if line.strip() and not line.startswith("#")
+        if line.split("#")[0].strip()
     }
 
 
