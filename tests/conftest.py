@@ -39,16 +39,19 @@ def padded_batch(rng, lengths, vocab_size, extra_padding=0):
     return ids
 
 
-def multi30k_slice(directory, train, val):
-    """The first lines of Multi30k train and val (tok/, en and de) as plain
-    files in `directory`: {(split, language): path}."""
+def multi30k_slice(directory, train, val, variant="tok"):
+    """The first lines of Multi30k train and val (en and de; `variant` "tok"
+    or "raw") as plain files in `directory`: {(split, language): path}."""
     import gzip
 
     files = {}
     for split, count in (("train", train), ("val", val)):
         for language in ("en", "de"):
-            name = f"{split}.lc.norm.tok.{language}.gz"
-            with gzip.open(SHARED_DATA / "multi30k" / "tok" / name, "rt") as f:
+            if variant == "tok":
+                path = f"tok/{split}.lc.norm.tok.{language}.gz"
+            else:
+                path = f"{split}.{language}.gz"
+            with gzip.open(SHARED_DATA / "multi30k" / path, "rt") as f:
                 lines = [next(f) for _ in range(count)]
             files[split, language] = directory / f"{split}.{language}"
             files[split, language].write_text("".join(lines))
@@ -65,14 +68,12 @@ def multi30k_file_flags(files):
     ]
 
 
-@pytest.fixture(scope="session")
-def trained_model_dir(tmp_path_factory):
+def _train_tiny_rnnsearch(directory, variant, *flags):
     """A tiny RNNsearch trained by the train CLI on 600 Multi30k pairs."""
     import subprocess
     import sys
 
-    directory = tmp_path_factory.mktemp("trained")
-    files = multi30k_slice(directory, train=600, val=30)
+    files = multi30k_slice(directory, train=600, val=30, variant=variant)
     model_dir = directory / "model"
     command = [
         sys.executable,
@@ -87,16 +88,39 @@ def trained_model_dir(tmp_path_factory):
         "--initializer=glorot",
         "--corpus=",
         *multi30k_file_flags(files),
-        "--source_vocab_size=400",
-        "--target_vocab_size=400",
         "--batch_size=32",
         "--optimizer=adam",
         "--learning_rate=0.005",
         "--epochs=3",
         "--seed=3",
+        *flags,
     ]
     result = subprocess.run(
         command, capture_output=True, text=True, timeout=900
     )
     assert result.returncode == 0, result.stderr[-3000:]
     return model_dir
+
+
+@pytest.fixture(scope="session")
+def trained_model_dir(tmp_path_factory):
+    """Word shortlists of 400 on Multi30k tok/ (lowercased, tokenised)."""
+    return _train_tiny_rnnsearch(
+        tmp_path_factory.mktemp("trained"),
+        "tok",
+        "--tokenizer=word",
+        "--source_vocab_size=400",
+        "--target_vocab_size=400",
+        "--bleu_tokenize=none",
+    )
+
+
+@pytest.fixture(scope="session")
+def raw_model_dir(tmp_path_factory):
+    """SentencePiece (the default: raw text in and out) on raw Multi30k."""
+    return _train_tiny_rnnsearch(
+        tmp_path_factory.mktemp("trained_raw"),
+        "raw",
+        "--source_vocab_size=700",
+        "--target_vocab_size=700",
+    )

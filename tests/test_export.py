@@ -21,14 +21,15 @@ BIN = pathlib.Path(sys.executable).parent
 
 
 @pytest.fixture(scope="module")
-def exported(trained_model_dir, tmp_path_factory):
+def exported(raw_model_dir, tmp_path_factory):
+    """The export of the SentencePiece model: raw text in, raw text out."""
     export_dir = tmp_path_factory.mktemp("exports")
     result = subprocess.run(
         [
             sys.executable,
             "-m",
             "seq2seq_attn.export",
-            f"--model_dir={trained_model_dir}",
+            f"--model_dir={raw_model_dir}",
             f"--export_dir={export_dir}",
             "--beam_size=3",
             "--nbest=3",
@@ -69,12 +70,27 @@ def _fresh_process(code, *args, timeout=600):
     return json.loads(result.stdout.strip().splitlines()[-1])
 
 
+# Raw text as people type it: casing, punctuation attached to words,
+# accents (composed and combining), other scripts, odd spacing, a ligature
+# and full-width letters (which NFKC maps to ASCII).
+RAW_SENTENCES = [
+    "A man is riding a bicycle.",
+    "Two dogs play in the snow!",
+    "Is the café's owner, Zoë, smiling?",
+    "A woman (in a red T-shirt) sells crêpes\u0301 at 5:30 p.m.",
+    "  Lots   of   spaces\tand a tab  ",
+    "An ﬁne ＦＵＬＬ-width sign: 日本語, Привет, مرحبا.",
+    '"Quoted" words -- and dashes; ellipses...',
+]
+
+
 def test_fresh_process_matches_the_translate_cli(
-    exported, trained_model_dir, tmp_path
+    exported, raw_model_dir, tmp_path
 ):
-    val = SHARED_DATA / "multi30k" / "tok" / "val.lc.norm.tok.en.gz"
+    val = SHARED_DATA / "multi30k" / "val.en.gz"
     with gzip.open(val, "rt") as stream:
         sentences = [next(stream).rstrip("\n") for _ in range(200)]
+    sentences += RAW_SENTENCES
     source = tmp_path / "val200.en"
     source.write_text("\n".join(sentences) + "\n")
     cli = subprocess.run(
@@ -82,7 +98,7 @@ def test_fresh_process_matches_the_translate_cli(
             sys.executable,
             "-m",
             "seq2seq_attn.translate",
-            f"--model_dir={trained_model_dir}",
+            f"--model_dir={raw_model_dir}",
             f"--input={source}",
             "--beam_size=3",
             "--max_input_tokens=60",
@@ -106,8 +122,12 @@ def test_fresh_process_matches_the_translate_cli(
         source,
     )
     assert got["modules"] == []
-    assert len(got["translations"]) == 200
+    assert len(got["translations"]) == len(sentences)
     assert got["translations"] == expected
+    # Detokenised (pieces joined, no <unk> with byte fallback), and cased.
+    joined = " ".join(expected)
+    assert "\u2581" not in joined and "<unk>" not in joined
+    assert any(c.isupper() for c in joined)
 
 
 BAD_INPUT = """
@@ -200,8 +220,8 @@ def test_requests_of_the_wrong_form_are_refused_and_the_server_lives(
 ALIGN = """
 loaded = tf.saved_model.load(sys.argv[1])
 out = loaded.signatures["align"](
-    text=tf.constant(["a man rides a horse .", ""]),
-    target=tf.constant(["ein mann reitet .", "hallo"]))
+    text=tf.constant(["A man rides a horse.", ""]),
+    target=tf.constant(["Ein Mann reitet.", "Hallo"]))
 result = {"alignment": out["alignment"].numpy().tolist()}
 for key in ("source_tokens", "target_tokens"):
     result[key] = [[t.decode() for t in row] for row in out[key].numpy()]
@@ -211,10 +231,15 @@ print(json.dumps(result))
 
 def test_align_signature(exported):
     got = _fresh_process(ALIGN, exported)
-    assert got["source_tokens"][0] == ["a", "man", "rides", "a", "horse", "."]
-    assert got["target_tokens"][0] == ["ein", "mann", "reitet", ".", "</s>"]
-    rows = got["alignment"][0]
-    assert len(rows) == 5 and all(abs(sum(row) - 1.0) < 1e-4 for row in rows)
+
+    def text(pieces):
+        return "".join(pieces).replace("\u2581", " ").strip()
+
+    assert text(got["source_tokens"][0]) == "A man rides a horse."
+    target = [t for t in got["target_tokens"][0] if t]
+    assert target[-1] == "</s>" and text(target[:-1]) == "Ein Mann reitet."
+    rows = got["alignment"][0][: len(target)]
+    assert all(abs(sum(row) - 1.0) < 1e-4 for row in rows)
     assert not any(any(row) for row in got["alignment"][1])
 
 
@@ -261,7 +286,7 @@ def test_saved_model_cli_show_and_run(exported):
 
 def test_every_op_is_allowed(exported):
     assert disallowed_ops(exported) == []
-    assert "TFText>WhitespaceTokenizeWithOffsetsV2" in saved_model_ops(exported)
+    assert "SentencepieceTokenizeOp" in saved_model_ops(exported)
 
 
 @pytest.mark.slow

@@ -14,7 +14,10 @@ class Score:
     signature: str
 
     def __str__(self):
-        return f"{self.name} = {self.value:.2f} ({self.signature})"
+        text = f"{self.name} = {self.value:.2f} ({self.signature})"
+        if "tok:none" in self.signature:
+            text += " [on tokenised text: not comparable to 13a scores]"
+        return text
 
 
 def corpus_bleu(hypotheses, references, tokenize="13a"):

@@ -71,15 +71,19 @@ class DataConfig:
     Attributes:
         corpus: "multi30k" or "anki", or None for files.
         source, target: language codes.
-        variant: "raw" or "tok" (multi30k).
+        variant: "raw" (text as people write it) or "tok" (multi30k's
+            lowercased, Moses-tokenised copy, for published figures).
         train_source_file, train_target_file, valid_source_file,
             valid_target_file: line-aligned files instead of a corpus.
         data_dir: a local corpus directory (no download).
         invalid_utf8: "error", "replace" or "skip".
-        tokenizer: "word", "wordpiece" or "sentencepiece".
+        tokenizer: "sentencepiece" (raw text in and out, normalised in the
+            graph), "wordpiece", or "word" (a shortlist of whitespace-split
+            words, for pre-tokenised text).
         source_vocab_size, target_vocab_size: entries, reserved included
             (30,000 in Bahdanau 4.1, 50,000 in Luong 4.1).
-        lowercase: lowercase for word and wordpiece tokenizers.
+        lowercase: lowercase (word, wordpiece) or case-fold
+            (sentencepiece).
         max_source_length, max_target_length: longer pairs are filtered from
             training (30 or 50 words in the papers).
         batch_size: sentences per batch (80 in Bahdanau B.2, 128 in Luong),
@@ -88,8 +92,9 @@ class DataConfig:
         sort_window: batches sorted together by length (20 in Bahdanau B.2).
         bucket_width: bucket by length every this many tokens (0: off).
         valid_max_sentences: validate on at most this many pairs (0: all).
-        bleu_tokenize: sacreBLEU tokenizer for validation ("none" for
-            pre-tokenised text such as Multi30k tok/, "13a" for raw text).
+        bleu_tokenize: sacreBLEU tokenizer for validation: "13a" (the
+            standard signature, detokenised output against raw references)
+            or "none" (the Multi30k convention on tok/ text).
 
     The fields of `RESUMABLE["data"]` may change when a run is resumed (the
     training files may move, not change: their content is checked).
@@ -98,14 +103,14 @@ class DataConfig:
     corpus: str | None = "multi30k"
     source: str = "en"
     target: str = "de"
-    variant: str = "tok"
+    variant: str = "raw"
     train_source_file: str | None = None
     train_target_file: str | None = None
     valid_source_file: str | None = None
     valid_target_file: str | None = None
     data_dir: str | None = None
     invalid_utf8: str = "error"
-    tokenizer: str = "word"
+    tokenizer: str = "sentencepiece"
     source_vocab_size: int = 30000
     target_vocab_size: int = 30000
     lowercase: bool = False
@@ -116,7 +121,7 @@ class DataConfig:
     sort_window: int = 20
     bucket_width: int = 0
     valid_max_sentences: int = 0
-    bleu_tokenize: str = "none"
+    bleu_tokenize: str = "13a"
 
     def __post_init__(self):
         has_files = bool(self.train_source_file or self.train_target_file)

@@ -104,6 +104,13 @@ def prepare_tokenizers(data, paths, train_corpus, log=print):
                 f"built the {side} {data.tokenizer} vocabulary: "
                 f"{tokenizers[side].vocab_size} entries"
             )
+    if data.tokenizer == "word" and data.corpus and data.variant == "raw":
+        log(
+            "note: the word tokenizer splits raw text at whitespace only, "
+            'so "bicycle." and "bicycle" are different words and the '
+            "output stays split the same way; --tokenizer=sentencepiece "
+            "reads and writes raw text"
+        )
     return tokenizers["source"], tokenizers["target"]
 
 
