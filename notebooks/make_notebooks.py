@@ -369,7 +369,8 @@ from seq2seq_attn.training import DataConfig, RunConfig, TrainConfig, Trainer
 run = RunConfig(
     model=ModelConfig(architecture="rnnsearch", embedding_dim=128, hidden_units=128,
                       attention_units=128, maxout_units=128, initializer="glorot"),
-    data=DataConfig(corpus="multi30k", variant="tok", source="en", target="de",
+    data=DataConfig(corpus="multi30k", variant="tok", tokenizer="word",
+                    bleu_tokenize="none", source="en", target="de",
                     data_dir=DATA_DIR, source_vocab_size=4000, target_vocab_size=4000,
                     batch_size=64, valid_max_sentences=200),
     train=TrainConfig(optimizer="adam", learning_rate=2e-3, epochs=2,
@@ -480,7 +481,8 @@ from seq2seq_attn.training import DataConfig, RunConfig, TrainConfig, Trainer
 run = RunConfig(
     model=ModelConfig(architecture="rnnsearch", embedding_dim=96, hidden_units=96,
                       attention_units=96, maxout_units=96, initializer="glorot"),
-    data=DataConfig(corpus="multi30k", variant="tok", source="en", target="de",
+    data=DataConfig(corpus="multi30k", variant="tok", tokenizer="word",
+                    bleu_tokenize="none", source="en", target="de",
                     data_dir=DATA_DIR, source_vocab_size=4000, target_vocab_size=4000,
                     batch_size=64, valid_max_sentences=100),
     train=TrainConfig(optimizer="adam", learning_rate=2e-3, epochs=1,
