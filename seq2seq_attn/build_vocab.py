@@ -27,7 +27,10 @@ flags.DEFINE_enum(
     "invalid_utf8", "error", ["error", "replace", "skip"], "Invalid UTF-8."
 )
 flags.DEFINE_enum(
-    "tokenizer", "word", ["word", "wordpiece", "sentencepiece"], "Tokenizer."
+    "tokenizer",
+    "sentencepiece",
+    ["word", "wordpiece", "sentencepiece"],
+    "sentencepiece (raw text), wordpiece, or word (pre-tokenised text).",
 )
 flags.DEFINE_integer(
     "vocab_size", 30000, "Entries per side, reserved included."
@@ -35,7 +38,11 @@ flags.DEFINE_integer(
 flags.DEFINE_integer(
     "target_vocab_size", None, "Target entries, if not --vocab_size."
 )
-flags.DEFINE_bool("lowercase", False, "Lowercase (word and wordpiece).")
+flags.DEFINE_bool(
+    "lowercase",
+    False,
+    "Lowercase (word, wordpiece) or case-fold (sentencepiece).",
+)
 flags.DEFINE_string("output_dir", None, "Where to write source/ and target/.")
 flags.mark_flag_as_required("output_dir")
 

@@ -133,6 +133,8 @@ def test_sentencepiece_normalizes_in_the_graph_and_outlives_a_seed(
         "kind": "sentencepiece",
         "options": {"normalization": "nmt_nfkc_cf"},
     }
+    with pytest.raises(ValueError, match=r"lower the vocabulary size"):
+        build_tokenizer("sentencepiece", texts[:50], tmp_path / "big", 30000)
     with pytest.raises(ValueError, match="normalization must be one of"):
         SentencePieceTokenizer.build(
             texts, tmp_path / "x", 100, normalization="nfc"

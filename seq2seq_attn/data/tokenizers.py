@@ -321,6 +321,47 @@ class WordPieceTokenizer(VocabularyFileTokenizer):
         return text
 
 
+def _train_sentencepiece(texts, vocab_size, model_type, seed, normalization):
+    """The bytes of a SentencePiece model trained on `texts`; a vocabulary
+    larger than the text supports is a ValueError that names the limit."""
+    import sentencepiece
+
+    texts = list(texts)
+    model = io.BytesIO()
+    sentencepiece.set_random_generator_seed(seed)
+    try:
+        sentencepiece.SentencePieceTrainer.train(
+            sentence_iterator=iter(texts),
+            model_writer=model,
+            vocab_size=vocab_size,
+            model_type=model_type,
+            pad_id=PAD_ID,
+            unk_id=UNK_ID,
+            bos_id=BOS_ID,
+            eos_id=EOS_ID,
+            pad_piece=RESERVED_TOKENS[PAD_ID],
+            unk_piece=RESERVED_TOKENS[UNK_ID],
+            bos_piece=RESERVED_TOKENS[BOS_ID],
+            eos_piece=RESERVED_TOKENS[EOS_ID],
+            normalization_rule_name=normalization,
+            remove_extra_whitespaces=normalization != "identity",
+            byte_fallback=True,
+            character_coverage=1.0,
+            num_threads=1,
+            minloglevel=2,
+        )
+    except RuntimeError as error:
+        if "Vocabulary size too high" not in str(error):
+            raise
+        raise ValueError(
+            f"sentencepiece: {len(texts):,} training sentences support "
+            f"fewer than {vocab_size:,} pieces ({str(error).split('] ')[-1]}):"
+            " lower the vocabulary size (--source_vocab_size, "
+            "--target_vocab_size)"
+        ) from None
+    return model.getvalue()
+
+
 class _NamedSentencepieceModel(
     sentencepiece_tokenizer._SentencepieceModelResource
 ):
@@ -389,39 +430,18 @@ class SentencePieceTokenizer(Tokenizer):
     ):
         """Trains a model of `vocab_size` pieces on `texts`, with one of
         SentencePiece's `NORMALIZATIONS`."""
-        import sentencepiece
-
         if normalization not in NORMALIZATIONS:
             raise ValueError(
                 f"sentencepiece normalization must be one of "
                 f"{NORMALIZATIONS}, got {normalization!r}"
             )
 
-        model = io.BytesIO()
-        sentencepiece.set_random_generator_seed(seed)
-        sentencepiece.SentencePieceTrainer.train(
-            sentence_iterator=iter(list(texts)),
-            model_writer=model,
-            vocab_size=vocab_size,
-            model_type=model_type,
-            pad_id=PAD_ID,
-            unk_id=UNK_ID,
-            bos_id=BOS_ID,
-            eos_id=EOS_ID,
-            pad_piece=RESERVED_TOKENS[PAD_ID],
-            unk_piece=RESERVED_TOKENS[UNK_ID],
-            bos_piece=RESERVED_TOKENS[BOS_ID],
-            eos_piece=RESERVED_TOKENS[EOS_ID],
-            normalization_rule_name=normalization,
-            remove_extra_whitespaces=normalization != "identity",
-            byte_fallback=True,
-            character_coverage=1.0,
-            num_threads=1,
-            minloglevel=2,
+        model = _train_sentencepiece(
+            texts, vocab_size, model_type, seed, normalization
         )
         directory = pathlib.Path(directory)
         directory.mkdir(parents=True, exist_ok=True)
-        (directory / cls.MODEL_FILE).write_bytes(model.getvalue())
+        (directory / cls.MODEL_FILE).write_bytes(model)
         tokenizer = cls(directory, normalization)
         tokenizer.save(directory)
         return tokenizer
