@@ -71,6 +71,13 @@ def load_trained(model_dir, checkpoint="best", precision="float32"):
     """
     paths = ModelDir(model_dir)
     run = RunConfig.load(paths.path)
+    if run.data.corpus == "multi30k" and run.data.variant == "tok":
+        _warn(
+            f"note: {paths.path} was trained on Multi30k's tok/ text "
+            "(lowercased, Moses-tokenised): give it input in that form, or "
+            "train on raw text (configs/quickstart.flags) to read sentences "
+            "as people write them"
+        )
     source = load_tokenizer(paths.vocab_dir("source"))
     target = load_tokenizer(paths.vocab_dir("target"))
     source.check_vocab_size(run.model.source_vocab_size, "source")

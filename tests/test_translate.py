@@ -1,5 +1,7 @@
 """The translate CLI and the Translator on a model trained by the train CLI."""
 
+import json
+import shutil
 import subprocess
 import sys
 
@@ -216,3 +218,25 @@ def test_long_inputs_are_cut_by_default_and_the_cut_is_said(
     )
     assert uncut.returncode == 0 and b"were cut" not in uncut.stderr
     assert len(uncut.stdout.decode().split("\n")[:-1]) == 2
+
+
+def test_a_model_of_tokenised_text_says_what_input_it_reads(
+    trained_model_dir, tmp_path
+):
+    copy = tmp_path / "tok_model"
+    shutil.copytree(trained_model_dir, copy)
+    config = json.loads((copy / "config.json").read_text())
+    config["data"].update(
+        corpus="multi30k",
+        variant="tok",
+        train_source_file=None,
+        train_target_file=None,
+        valid_source_file=None,
+        valid_target_file=None,
+    )
+    (copy / "config.json").write_text(json.dumps(config))
+    result = _translate(copy, "--beam_size=2", input_text=b"a man .\n")
+    assert result.returncode == 0, result.stderr.decode()[-2000:]
+    assert "trained on Multi30k's tok/ text" in result.stderr.decode()
+    plain = _translate(trained_model_dir, "--beam_size=2", input_text=b"a .\n")
+    assert b"tok/ text" not in plain.stderr
