@@ -179,8 +179,6 @@ def test_unknown_precision_is_named(trained_model_dir):
 
 
 def test_a_checkpoint_missing_weights_is_named(trained_model_dir, tmp_path):
-    import shutil
-
     import tensorflow as tf
 
     from seq2seq_attn.model_dir import load_trained
