@@ -6,8 +6,9 @@
 
 Prints sentences/s for greedy search and beam search (K = 5) over the 1,000
 test sentences, each after one warm-up pass (tracing), and the BLEU of both
-(`sacrebleu --tokenize none` on the tokenised text). With --output_prefix the
-translations go to PREFIX.greedy and PREFIX.beam5.
+with the run's `--bleu_tokenize` (cased 13a against the raw references for a
+raw-text run, `none` on the tokenised text for a tok run). With
+--output_prefix the translations go to PREFIX.greedy and PREFIX.beam5.
 """
 
 import argparse
