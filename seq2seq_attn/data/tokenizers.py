@@ -407,7 +407,6 @@ class SentencePieceTokenizer(Tokenizer):
 
     def __init__(self, directory, normalization="identity"):
         super().__init__(directory, {"normalization": normalization})
-        self.normalization = normalization
         self.model_asset = tf.saved_model.Asset(
             str(self.directory / self.MODEL_FILE)
         )
