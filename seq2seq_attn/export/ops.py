@@ -27,11 +27,8 @@ def allowed_ops():
     """The allowlist kept in the repository (one op per line, # comments,
     also after an op: why it is there)."""
     lines = ALLOWLIST.read_text().splitlines()
-    return {
-        line.split("#")[0].strip()
-        for line in lines
-        if line.split("#")[0].strip()
-    }
+    names = (line.split("#")[0].strip() for line in lines)
+    return {name for name in names if name}
 
 
 def disallowed_ops(export_path):
