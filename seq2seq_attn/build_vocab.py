@@ -5,8 +5,11 @@
         --output_dir=vocab/multi30k_en_de
 
 writes `OUTPUT_DIR/source/` and `OUTPUT_DIR/target/` (each loadable with
-`seq2seq_attn.data.load_tokenizer`) from the training split, and prints what
-was read and, for named corpora, the <unk> rate on the validation split.
+`seq2seq_attn.data.load_tokenizer`, and what `train --vocab_dir` takes) from
+a seeded sample of at most `--sample_lines` training pairs spread over the
+whole corpus, read as the trainer reads it (a pre-pass over the files, then
+the sampled lines only). Prints what was read and, for named corpora, the
+<unk> rate on the validation split.
 """
 
 import pathlib
@@ -15,13 +18,18 @@ from absl import app, flags
 
 FLAGS = flags.FLAGS
 flags.DEFINE_string("corpus", None, "Named corpus: multi30k or anki.")
-flags.DEFINE_string("split", "train", "Split to learn from.")
 flags.DEFINE_string("source", None, "Source language code, e.g. en.")
 flags.DEFINE_string("target", None, "Target language code, e.g. de.")
 flags.DEFINE_enum("variant", "raw", ["raw", "tok"], "multi30k: raw or tok.")
-flags.DEFINE_string("source_file", None, "Line-aligned source text.")
-flags.DEFINE_string("target_file", None, "Line-aligned target text.")
-flags.DEFINE_string("tsv_file", None, "Tab-separated pairs (.txt, .gz, .zip).")
+flags.DEFINE_string(
+    "source_file", None, "Line-aligned source text (several: comma-separated)."
+)
+flags.DEFINE_string(
+    "target_file", None, "Line-aligned target text (several: comma-separated)."
+)
+flags.DEFINE_string(
+    "tsv_file", None, "Tab-separated pairs (.txt or .gz; comma-separated)."
+)
 flags.DEFINE_string("data_dir", None, "Local corpus directory (no download).")
 flags.DEFINE_enum(
     "invalid_utf8", "error", ["error", "replace", "skip"], "Invalid UTF-8."
@@ -43,57 +51,57 @@ flags.DEFINE_bool(
     False,
     "Lowercase (word, wordpiece) or case-fold (sentencepiece).",
 )
+flags.DEFINE_integer(
+    "sample_lines",
+    1_000_000,
+    "Learn from at most this many pairs, a seeded sample of the corpus.",
+)
 flags.DEFINE_string("output_dir", None, "Where to write source/ and target/.")
 flags.mark_flag_as_required("output_dir")
 
 
 def main(argv):
     del argv
-    from seq2seq_attn.data.corpora import open_corpus
-    from seq2seq_attn.data.tokenizers import build_tokenizer, unk_rate
+    from seq2seq_attn.data.tokenizers import unk_rate
+    from seq2seq_attn.data.training_data import (
+        build_vocabularies,
+        named_corpus,
+        parallel_text,
+    )
+    from seq2seq_attn.training.config import DataConfig
 
-    options = dict(
+    data = DataConfig(
         corpus=FLAGS.corpus,
-        source=FLAGS.source,
-        target=FLAGS.target,
+        source=FLAGS.source or "en",
+        target=FLAGS.target or "de",
         variant=FLAGS.variant,
+        train_source_file=FLAGS.source_file,
+        train_target_file=FLAGS.target_file,
+        train_tsv_file=FLAGS.tsv_file,
         data_dir=FLAGS.data_dir,
         invalid_utf8=FLAGS.invalid_utf8,
+        tokenizer=FLAGS.tokenizer,
+        source_vocab_size=FLAGS.vocab_size,
+        target_vocab_size=FLAGS.target_vocab_size or FLAGS.vocab_size,
+        lowercase=FLAGS.lowercase,
+        vocab_sample_lines=FLAGS.sample_lines,
     )
-    corpus = open_corpus(
-        split=FLAGS.split,
-        source_file=FLAGS.source_file,
-        target_file=FLAGS.target_file,
-        tsv_file=FLAGS.tsv_file,
-        **options,
-    )
-    print(corpus.report.summary())
+    text = parallel_text(data)
+    scan = text.scan(data.invalid_utf8)
+    print(scan.summary(data.invalid_utf8))
+    sample = text.sample(FLAGS.sample_lines, seed=0, lines=scan.pairs)
+    print(f"sampled {len(sample[0]):,} of {scan.pairs:,} pairs")
     output = pathlib.Path(FLAGS.output_dir)
-    sizes = {
-        "source": FLAGS.vocab_size,
-        "target": FLAGS.target_vocab_size or FLAGS.vocab_size,
-    }
-    texts = {"source": corpus.sources, "target": corpus.targets}
-    tokenizers = {}
-    for side in ("source", "target"):
-        tokenizers[side] = build_tokenizer(
-            FLAGS.tokenizer,
-            texts[side],
-            output / side,
-            sizes[side],
-            lowercase=FLAGS.lowercase,
-        )
-        print(
-            f"{side}: {FLAGS.tokenizer} tokenizer, "
-            f"{tokenizers[side].vocab_size} entries, in {output / side}"
-        )
+    tokenizers = build_vocabularies(data, output, sample)
     if FLAGS.corpus:
-        validation = open_corpus(split="val", **options)
-        for side, held_out in (
-            ("source", validation.sources),
-            ("target", validation.targets),
+        validation = named_corpus(data, "val")
+        for tokenizer, side, held_out in zip(
+            tokenizers,
+            ("source", "target"),
+            (validation.sources, validation.targets),
+            strict=True,
         ):
-            rate = unk_rate(tokenizers[side], held_out)
+            rate = unk_rate(tokenizer, held_out)
             print(f"{side} <unk> rate on {FLAGS.corpus} val: {rate:.2%}")
 
 

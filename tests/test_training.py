@@ -196,6 +196,12 @@ def test_multi_worker_with_two_local_workers(text_files, tmp_path):
     assert chief.keys() == worker.keys()
     for name in chief:
         np.testing.assert_array_equal(chief[name], worker[name], err_msg=name)
+    # The worker read the chief's vocabularies (it builds none of its own)
+    # and took as many steps, on its own share of the pairs.
+    assert not list((model_dir / "workers").rglob("tokenizer.json"))
+    assert "built the" not in outputs[1][0]
+    steps = "steps per epoch (counted)"
+    assert steps in outputs[0][0] and steps in outputs[1][0]
 
 
 def _checkpoint_weights(directory):

@@ -1,8 +1,8 @@
 """From sentence pairs to padded, length-sorted `tf.data` batches.
 
-`encode_corpus` tokenizes a corpus once and filters it by length (counting
-what it removes); `make_dataset` turns the result into a `tf.data.Dataset`
-of `((source_ids, target_input_ids), target_output_ids)`, padded with 0:
+`batch_pairs` turns a stream of id pairs (from `data.training_data`, which
+tokenizes and filters files as they are read) into a `tf.data.Dataset` of
+`((source_ids, target_input_ids), target_output_ids)`, padded with 0:
 
     source_ids        x_1 .. x_Tx
     target_input_ids  <s> y_1 .. y_Ty
@@ -12,11 +12,13 @@ Padding is kept small by Bahdanau's B.2 recipe (take `sort_window`
 minibatches' worth of pairs, sort them by length, cut them into minibatches)
 or by bucketing by length; batches hold a number of sentences or about a
 number of tokens. Shuffling is seeded, so a seed gives the same batches.
+
+`encode_corpus` and `make_dataset` do the same for a small corpus held in
+memory (the notebooks, validation), with a filter that counts what it drops.
 """
 
 import dataclasses
 
-import numpy as np
 import tensorflow as tf
 
 from seq2seq_attn.data.special_tokens import PAD_ID
@@ -89,19 +91,16 @@ def encode_corpus(
     """
     source = sentence_ids_in_chunks(source_tokenizer, corpus.sources)
     target = sentence_ids_in_chunks(target_tokenizer, corpus.targets)
-    source_lengths = source.row_lengths().numpy()
-    target_lengths = target.row_lengths().numpy()
-    empty = (source_lengths == 0) | (target_lengths == 0)
-    too_long = np.zeros_like(empty)
-    if max_source_length is not None:
-        too_long |= source_lengths > max_source_length
-    if max_target_length is not None:
-        too_long |= target_lengths > max_target_length
-    keep = ~(empty | too_long)
+    source_lengths = source.row_lengths()
+    target_lengths = target.row_lengths()
+    keep = keep_pair(
+        source_lengths, target_lengths, max_source_length, max_target_length
+    ).numpy()
+    empty = ((source_lengths == 0) | (target_lengths == 0)).numpy()
     report = FilterReport(
         pairs=len(keep),
         kept=int(keep.sum()),
-        too_long=int((too_long & ~empty).sum()),
+        too_long=int((~keep & ~empty).sum()),
         empty=int(empty.sum()),
         max_source_length=max_source_length,
         max_target_length=max_target_length,
@@ -112,6 +111,19 @@ def encode_corpus(
         tf.ragged.boolean_mask(target, mask),
         report,
     )
+
+
+def keep_pair(
+    source_length, target_length, max_source_length, max_target_length
+):
+    """Whether a pair (or each pair, elementwise) passes the length filter:
+    neither side empty, neither over its maximum (None or 0: no limit)."""
+    keep = (source_length > 0) & (target_length > 0)
+    if max_source_length:
+        keep &= source_length <= max_source_length
+    if max_target_length:
+        keep &= target_length <= max_target_length
+    return keep
 
 
 def _add_specials(source, target):
@@ -173,19 +185,62 @@ def make_dataset(
     drop_remainder=False,
     pad_to_bucket_boundary=False,
 ):
-    """The batched `tf.data.Dataset` of an `EncodedCorpus`.
+    """The batched `tf.data.Dataset` of an `EncodedCorpus` held in memory
+    (every pair shuffled each epoch); `batch_pairs` does the batching.
 
     Args:
         encoded: from `encode_corpus`.
+        bucket_boundaries: as in `batch_pairs`; token batching buckets by
+            default, every 2 tokens up to the longest pair.
+        shuffle: shuffle the pairs (and the batches of a window) each epoch.
+        Others: as in `batch_pairs`.
+    """
+    pairs = tf.data.Dataset.from_tensor_slices(
+        (encoded.source_ids, encoded.target_ids)
+    )
+    if shuffle:
+        pairs = pairs.shuffle(
+            len(encoded), seed=seed, reshuffle_each_iteration=True
+        )
+    if batch_by == "tokens" and bucket_boundaries is None:
+        bucket_boundaries = bucket_boundaries_for(longest_pair(encoded))
+    return batch_pairs(
+        pairs,
+        batch_size=batch_size,
+        batch_by=batch_by,
+        sort_window=sort_window,
+        bucket_boundaries=bucket_boundaries,
+        shuffle=shuffle,
+        seed=seed,
+        drop_remainder=drop_remainder,
+        pad_to_bucket_boundary=pad_to_bucket_boundary,
+    )
+
+
+def batch_pairs(
+    pairs,
+    batch_size=80,
+    batch_by="sentences",
+    sort_window=20,
+    bucket_boundaries=None,
+    shuffle=True,
+    seed=0,
+    drop_remainder=False,
+    pad_to_bucket_boundary=False,
+):
+    """Padded batches of a dataset of id pairs, in the order they come.
+
+    Args:
+        pairs: a `tf.data.Dataset` of `(source_ids, target_ids)`, int32 [T].
         batch_size: sentences per batch, or with `batch_by="tokens"` the most
             padded tokens (of the longer side) per batch.
         batch_by: "sentences" or "tokens".
         sort_window: with `batch_by="sentences"` and no buckets: sort this
             many batches' worth of pairs by length before cutting them into
             batches (Bahdanau B.2 uses 20 batches of 80); 1 turns sorting off.
-        bucket_boundaries: length boundaries for bucketing instead; token
-            batching buckets by default, every 2 tokens.
-        shuffle: shuffle the pairs (and the batches of a window) each epoch.
+        bucket_boundaries: length boundaries for bucketing instead (token
+            batching needs them; see `bucket_boundaries_for`).
+        shuffle: shuffle the batches of a window (or recent buckets).
         seed: the shuffling seed; the same seed gives the same batches.
         drop_remainder: drop a last, smaller batch.
         pad_to_bucket_boundary: with buckets, pad both sides of a batch to
@@ -203,16 +258,9 @@ def make_dataset(
         )
     if batch_size < 1 or sort_window < 1:
         raise ValueError("batch_size and sort_window must be at least 1")
-    dataset = tf.data.Dataset.from_tensor_slices(
-        (encoded.source_ids, encoded.target_ids)
-    )
-    if shuffle:
-        dataset = dataset.shuffle(
-            len(encoded), seed=seed, reshuffle_each_iteration=True
-        )
-    dataset = dataset.map(_add_specials)
     if batch_by == "tokens" and bucket_boundaries is None:
-        bucket_boundaries = bucket_boundaries_for(longest_pair(encoded))
+        raise ValueError("batch_by='tokens' needs bucket_boundaries")
+    dataset = pairs.map(_add_specials)
     if bucket_boundaries is not None:
         dataset = _bucketed(
             dataset,

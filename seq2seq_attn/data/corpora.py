@@ -248,7 +248,11 @@ def read_tsv_pairs(
     return _pairs_to_corpus(numbered(), decoder, report)
 
 
-def _multi30k(split, source, target, variant, data_dir, mirror, invalid_utf8):
+def multi30k_files(
+    split, source, target, variant="raw", data_dir=None, mirror=None
+):
+    """The (downloaded or local) source and target files of a Multi30k
+    split, checked by name."""
     if split not in MULTI30K_SPLITS:
         raise ValueError(
             f"multi30k split must be one of {sorted(MULTI30K_SPLITS)}, "
@@ -271,7 +275,11 @@ def _multi30k(split, source, target, variant, data_dir, mirror, invalid_utf8):
         raise ValueError(
             f"multi30k variant must be 'raw' or 'tok', got {variant!r}"
         )
-    files = [fetch(path, data_dir=data_dir, mirror=mirror) for path in paths]
+    return [fetch(path, data_dir=data_dir, mirror=mirror) for path in paths]
+
+
+def _multi30k(split, source, target, variant, data_dir, mirror, invalid_utf8):
+    files = multi30k_files(split, source, target, variant, data_dir, mirror)
     return read_parallel_files(*files, invalid_utf8=invalid_utf8)
 
 

@@ -25,6 +25,9 @@ RESUMABLE = {
             "data_dir",
             "train_source_file",
             "train_target_file",
+            "train_tsv_file",
+            "vocab_dir",
+            "vocab_sample_lines",
             "valid_source_file",
             "valid_target_file",
             "valid_max_sentences",
@@ -73,8 +76,12 @@ class DataConfig:
         source, target: language codes.
         variant: "raw" (text as people write it) or "tok" (multi30k's
             lowercased, Moses-tokenised copy, for published figures).
-        train_source_file, train_target_file, valid_source_file,
-            valid_target_file: line-aligned files instead of a corpus.
+        train_source_file, train_target_file: line-aligned training files
+            (plain or .gz) instead of a corpus; several, comma-separated,
+            pair up in order.
+        train_tsv_file: tab-separated training pairs (plain or .gz; several
+            comma-separated) instead.
+        valid_source_file, valid_target_file: line-aligned validation files.
         data_dir: a local corpus directory (no download).
         invalid_utf8: "error", "replace" or "skip".
         tokenizer: "sentencepiece" (raw text in and out, normalised in the
@@ -84,6 +91,14 @@ class DataConfig:
             (30,000 in Bahdanau 4.1, 50,000 in Luong 4.1).
         lowercase: lowercase (word, wordpiece) or case-fold
             (sentencepiece).
+        vocab_dir: prebuilt vocabularies (`source/`, `target/`, as
+            `build_vocab` writes them) to copy into the model directory
+            instead of building them.
+        vocab_sample_lines: build the vocabularies from at most this many
+            pairs, a seeded sample spread over the whole corpus.
+        shuffle_buffer: training pairs shuffled together (memory and the
+            checkpointed data iterator grow with it, not with the corpus;
+            a corpus sorted by source is best shuffled once beforehand).
         max_source_length, max_target_length: longer pairs are filtered from
             training (30 or 50 words in the papers).
         batch_size: sentences per batch (80 in Bahdanau B.2, 128 in Luong),
@@ -106,6 +121,7 @@ class DataConfig:
     variant: str = "raw"
     train_source_file: str | None = None
     train_target_file: str | None = None
+    train_tsv_file: str | None = None
     valid_source_file: str | None = None
     valid_target_file: str | None = None
     data_dir: str | None = None
@@ -114,6 +130,9 @@ class DataConfig:
     source_vocab_size: int = 30000
     target_vocab_size: int = 30000
     lowercase: bool = False
+    vocab_dir: str | None = None
+    vocab_sample_lines: int = 1_000_000
+    shuffle_buffer: int = 100_000
     max_source_length: int = 50
     max_target_length: int = 50
     batch_size: int = 80
@@ -124,10 +143,20 @@ class DataConfig:
     bleu_tokenize: str = "13a"
 
     def __post_init__(self):
-        has_files = bool(self.train_source_file or self.train_target_file)
+        given = [
+            bool(self.corpus),
+            bool(self.train_source_file or self.train_target_file),
+            bool(self.train_tsv_file),
+        ]
         _check(
-            bool(self.corpus) != has_files,
-            "data: give either corpus or train_source_file/train_target_file",
+            sum(given) == 1,
+            "data: give one of corpus, train_source_file/train_target_file "
+            "or train_tsv_file",
+        )
+        _check(self.shuffle_buffer > 0, "data: shuffle_buffer must be positive")
+        _check(
+            self.vocab_sample_lines > 0,
+            "data: vocab_sample_lines must be positive",
         )
         _check(self.batch_size > 0, "data: batch_size must be positive")
         _check(self.sort_window > 0, "data: sort_window must be positive")

@@ -15,6 +15,8 @@ MODEL_DIR/
   validation.tsv       epoch, step, perplexity, BLEU
   data_identity.json   what the training data is (corpus or file sha256),
                        checked when the run is resumed
+  epoch.json           the epoch length in steps (pairs counted by the
+                       pre-pass, batches of a sample), kept on resume
 """
 
 import json
@@ -37,6 +39,7 @@ class ModelDir:
         self.train_log = self.path / "train_log.tsv"
         self.validation_log = self.path / "validation.tsv"
         self.data_identity = self.path / "data_identity.json"
+        self.epoch = self.path / "epoch.json"
 
     def vocab_dir(self, side):
         """`vocab/source` or `vocab/target`."""

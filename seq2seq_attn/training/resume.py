@@ -4,7 +4,6 @@ identity, and the logs cut back to the checkpoint the run resumes from."""
 import json
 import pathlib
 
-from seq2seq_attn.data.download import sha256_of
 from seq2seq_attn.training.config import RESUMABLE, write_atomically
 
 
@@ -29,22 +28,6 @@ def resumable_changes(recorded, run, model_dir):
             "recorded ones); use the recorded values or a new --model_dir"
         )
     return [c for c in changes if c[1] in RESUMABLE[c[0]]]
-
-
-def data_identity(data):
-    """What the training data is, whatever its path: the corpus, split and
-    languages, or the sha256 of each training file."""
-    if data.corpus:
-        return {
-            "corpus": data.corpus,
-            "variant": data.variant,
-            "source": data.source,
-            "target": data.target,
-        }
-    return {
-        "train_source_file sha256": sha256_of(data.train_source_file),
-        "train_target_file sha256": sha256_of(data.train_target_file),
-    }
 
 
 def check_data_identity(path, identity):

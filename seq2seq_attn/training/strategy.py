@@ -2,9 +2,10 @@
 
 Keras 3's `model.fit` cannot train under `MultiWorkerMirroredStrategy`
 (keras-team/keras#20585), so the package trains with its own `tf.function`
-step under the strategy. Every worker reads the same, identically shuffled
-batches; each replica takes every n-th sentence of a batch (n = replicas in
-sync), so that the data iterator stays an ordinary, checkpointable one.
+step under the strategy. Every worker reads its own share of the pairs
+(`data.training_data` shards them) into batches of `batch_size / workers`;
+each of its replicas takes every n-th sentence of that batch (n = its
+replicas), so that the data iterator stays an ordinary, checkpointable one.
 """
 
 import json
@@ -68,11 +69,30 @@ def is_chief():
     )
 
 
+def num_workers():
+    """The workers (chief included) in TF_CONFIG's cluster (1 without)."""
+    cluster = json.loads(os.environ.get("TF_CONFIG", "{}")).get("cluster", {})
+    return max(
+        1, len(cluster.get("worker", [])) + len(cluster.get("chief", []))
+    )
+
+
+def shard_index():
+    """This process's share of the data, 0 to `num_workers() - 1`: the
+    chief's is 0."""
+    config = json.loads(os.environ.get("TF_CONFIG", "{}"))
+    task = config.get("task", {})
+    if task.get("type") == "chief":
+        return 0
+    return worker_index() + len(config.get("cluster", {}).get("chief", []))
+
+
 def replica_shard(batch):
-    """This replica's rows of a global batch: every n-th, from its id."""
+    """This replica's rows of its worker's batch: every n-th, from its index
+    among the worker's n replicas (replica ids run worker by worker)."""
     context = tf.distribute.get_replica_context()
-    replicas = context.num_replicas_in_sync
-    if replicas == 1:
+    replicas = context.num_replicas_in_sync // num_workers()
+    if replicas <= 1:
         return batch
-    index = context.replica_id_in_sync_group
+    index = context.replica_id_in_sync_group % replicas
     return tf.nest.map_structure(lambda x: x[index::replicas], batch)

@@ -21,21 +21,15 @@ import keras
 import numpy as np
 import tensorflow as tf
 
-from seq2seq_attn.data.batching import (
-    bucket_boundaries_for,
-    encode_corpus,
-    longest_pair,
-    make_dataset,
-)
-from seq2seq_attn.data.corpora import open_corpus, read_parallel_files
 from seq2seq_attn.data.special_tokens import PAD_ID
-from seq2seq_attn.data.tokenizers import build_tokenizer, load_tokenizer
+from seq2seq_attn.data.training_data import training_data
 from seq2seq_attn.decoding.translator import Translator
 from seq2seq_attn.evaluation.bleu import corpus_bleu
 from seq2seq_attn.models.builder import build_model, packed_model
 from seq2seq_attn.models.shared_layers import real_target_positions
 from seq2seq_attn.training import faults
 from seq2seq_attn.training.checkpoints import (
+    DamagedCheckpointError,
     checkpoint_prefixes,
     remove_partial_writes,
     restore_newest_intact,
@@ -49,73 +43,20 @@ from seq2seq_attn.training.layout import ModelDir
 from seq2seq_attn.training.optimizers import make_optimizer
 from seq2seq_attn.training.resume import (
     check_data_identity,
-    data_identity,
     resumable_changes,
     truncate_log,
     tsv_rows,
 )
-from seq2seq_attn.training.strategy import is_chief, replica_shard, worker_index
+from seq2seq_attn.training.strategy import (
+    is_chief,
+    num_workers,
+    replica_shard,
+    shard_index,
+    worker_index,
+)
 
 TRAIN_LOG_HEADER = "step\tepoch\tloss\tlearning_rate\ttokens_per_s\n"
 VALIDATION_LOG_HEADER = "epoch\tstep\tperplexity\tbleu\n"
-
-
-def _corpus(data, split):
-    if data.corpus:
-        return open_corpus(
-            corpus=data.corpus,
-            split=split,
-            source=data.source,
-            target=data.target,
-            variant=data.variant,
-            data_dir=data.data_dir,
-            invalid_utf8=data.invalid_utf8,
-        )
-    files = {
-        "train": (data.train_source_file, data.train_target_file),
-        "val": (data.valid_source_file, data.valid_target_file),
-    }[split]
-    if not all(files):
-        return None
-    return read_parallel_files(*files, invalid_utf8=data.invalid_utf8)
-
-
-def prepare_tokenizers(data, paths, train_corpus, log=print):
-    """Loads the model directory's tokenizers, or builds and saves them."""
-    tokenizers = {}
-    texts = {"source": train_corpus.sources, "target": train_corpus.targets}
-    sizes = {"source": data.source_vocab_size, "target": data.target_vocab_size}
-    for side in ("source", "target"):
-        directory = paths.vocab_dir(side)
-        if not is_chief():
-            directory = paths.path / "workers" / str(worker_index()) / side
-        if (directory / "tokenizer.json").is_file():
-            tokenizers[side] = load_tokenizer(directory)
-        else:
-            tokenizers[side] = build_tokenizer(
-                data.tokenizer,
-                texts[side],
-                directory,
-                sizes[side],
-                lowercase=data.lowercase,
-                seed=0,
-            )
-            log(
-                f"built the {side} {data.tokenizer} vocabulary: "
-                f"{tokenizers[side].vocab_size} entries"
-            )
-    if data.tokenizer == "word" and data.corpus and data.variant == "raw":
-        log(
-            "note: the word tokenizer splits raw text at whitespace only, "
-            'so "bicycle." and "bicycle" are different words and the '
-            "output stays split the same way; --tokenizer=sentencepiece "
-            "reads and writes raw text"
-        )
-    return tokenizers["source"], tokenizers["target"]
-
-
-def _count_batches(dataset):
-    return sum(1 for _ in dataset)
 
 
 class Trainer:
@@ -165,18 +106,27 @@ class Trainer:
         log, data = self.log, run.data
         self.changes = self._check_resumable(run)
         self.paths.path.mkdir(parents=True, exist_ok=True)
-        train_corpus = _corpus(data, "train")
-        log(train_corpus.report.summary())
-        if not len(train_corpus):
-            raise ValueError(
-                "no sentence pairs to train on: "
-                f"{train_corpus.report.summary()}"
-            )
-        if self.chief:
-            check_data_identity(self.paths.data_identity, data_identity(data))
-        self.source_tokenizer, self.target_tokenizer = prepare_tokenizers(
-            data, self.paths, train_corpus, log
+        prepared = training_data(
+            data,
+            self.paths.vocab,
+            self.paths.epoch,
+            seed=run.train.seed,
+            pad_to_bucket_boundary=run.train.jit_compile,
+            num_workers=num_workers(),
+            worker_index=shard_index(),
+            log=log,
         )
+        if self.chief:
+            check_data_identity(self.paths.data_identity, prepared.identity)
+        if data.tokenizer == "word" and data.corpus and data.variant == "raw":
+            log(
+                "note: the word tokenizer splits raw text at whitespace only, "
+                'so "bicycle." and "bicycle" are different words and the '
+                "output stays split the same way; --tokenizer=sentencepiece "
+                "reads and writes raw text"
+            )
+        self.source_tokenizer = prepared.source_tokenizer
+        self.target_tokenizer = prepared.target_tokenizer
         model_config = run.model.replace(
             source_vocab_size=self.source_tokenizer.vocab_size,
             target_vocab_size=self.target_tokenizer.vocab_size,
@@ -186,39 +136,14 @@ class Trainer:
             self.run.save(self.paths.path)
             if flags_text is not None:
                 write_atomically(self.paths.flags, flags_text)
-
-        encoded = encode_corpus(
-            train_corpus,
-            self.source_tokenizer,
-            self.target_tokenizer,
-            data.max_source_length,
-            data.max_target_length,
-        )
-        log(f"train: {encoded.report.summary()}")
-        self.train_tokens = int(encoded.target_ids.row_lengths().numpy().sum())
-        self.train_tokens += len(encoded)  # one </s> per sentence
-        bucket_boundaries = None
-        if data.bucket_width:
-            # Up to 1023 tokens, and past the longest pair (padding to the
-            # bucket's length needs a bucket for every pair).
-            bucket_boundaries = bucket_boundaries_for(
-                max(1022, longest_pair(encoded) + data.bucket_width),
-                data.bucket_width,
+        self.steps_per_epoch = prepared.steps_per_epoch
+        self.dataset = prepared.train
+        self.valid = None
+        if prepared.validation is not None:
+            self.valid = dict(
+                corpus=prepared.validation,
+                dataset=prepared.validation_batches,
             )
-        batching = dict(
-            batch_size=data.batch_size,
-            batch_by=data.batch_by,
-            sort_window=data.sort_window,
-            bucket_boundaries=bucket_boundaries,
-            pad_to_bucket_boundary=run.train.jit_compile,
-        )
-        self.steps_per_epoch = _count_batches(
-            make_dataset(encoded, shuffle=False, **batching)
-        )
-        self.dataset = make_dataset(
-            encoded, seed=run.train.seed, **batching
-        ).repeat()
-        self._prepare_validation(data)
         self._build(run.train)
 
     def _check_resumable(self, run):
@@ -228,25 +153,6 @@ class Trainer:
             return []
         recorded = RunConfig.load(self.paths.path)
         return resumable_changes(recorded, run, self.paths.path)
-
-    def _prepare_validation(self, data):
-        self.valid = None
-        corpus = _corpus(data, "val")
-        if corpus is None:
-            return
-        if data.valid_max_sentences:
-            corpus = corpus.subset(
-                range(min(len(corpus), data.valid_max_sentences))
-            )
-        encoded = encode_corpus(
-            corpus, self.source_tokenizer, self.target_tokenizer, None, None
-        )
-        self.valid = dict(
-            corpus=corpus,
-            dataset=make_dataset(
-                encoded, batch_size=64, sort_window=1, shuffle=False
-            ),
-        )
 
     def _build(self, train):
         keras.utils.set_random_seed(train.seed)
@@ -269,14 +175,13 @@ class Trainer:
                 0, dtype=tf.int64, trainable=False
             )
         self.iterator = iter(self.dataset)
-        checkpoint = tf.train.Checkpoint(
+        state = dict(
             model=self.model,
             optimizer=self.optimizer,
             step=self.step,
             best_bleu=self.best_bleu,
             bad_validations=self.bad_validations,
             validated_step=self.validated_step,
-            iterator=self.iterator,
             # Dropout's random state: Keras keeps it out of the model's
             # checkpoint, but a resumed run must draw the same masks.
             seed_states={
@@ -285,6 +190,7 @@ class Trainer:
                 if "seed_generator" in v.path
             },
         )
+        checkpoint = tf.train.Checkpoint(iterator=self.iterator, **state)
         directory, best_directory = self.paths.checkpoints, self.paths.best
         if not self.chief:
             worker = self.paths.path / "workers" / str(worker_index())
@@ -304,7 +210,7 @@ class Trainer:
             max_to_keep=1,
             checkpoint_name="ckpt",
         )
-        self.last_checkpoint = self._restore(checkpoint, directory)
+        self.last_checkpoint = self._restore(checkpoint, state, directory)
         if self.last_checkpoint:
             self._resume_from_checkpoint(train)
         self._train_step = self._make_train_step(train)
@@ -312,13 +218,35 @@ class Trainer:
             from_logits=True, ignore_class=PAD_ID, reduction="sum"
         )
 
-    def _restore(self, checkpoint, directory):
+    def _restore(self, checkpoint, state, directory):
         """Restores the newest intact checkpoint of `directory`; returns its
-        prefix (None for a new run)."""
+        prefix (None for a new run). A checkpoint whose data iterator does
+        not read (one written before the streaming pipeline) restores the
+        rest of its `state` and says that the data start over."""
+        prefixes, lines = checkpoint_prefixes(directory), []
         try:
-            return restore_newest_intact(
-                checkpoint, checkpoint_prefixes(directory), log=self.log
+            prefix = restore_newest_intact(checkpoint, prefixes, lines.append)
+            for line in lines:
+                self.log(line)
+            return prefix
+        except DamagedCheckpointError as error:
+            try:
+                prefix = restore_newest_intact(
+                    tf.train.Checkpoint(**state),
+                    prefixes,
+                    log=lambda line: None,
+                    partial=True,
+                )
+            except (DamagedCheckpointError, AssertionError):
+                for line in lines:
+                    self.log(line)
+                raise error from None
+            self.log(
+                f"warning: {prefix} holds a data iterator this version cannot "
+                "read (written before training data were streamed); resuming "
+                "its model and optimizer with the training pairs in a new order"
             )
+            return prefix
         except AssertionError as error:
             raise ValueError(
                 f"the checkpoints in {directory} do not match this model: "

@@ -1,0 +1,236 @@
+"""How the training data path grows with the corpus (issue #20).
+
+    python benchmarks/data_scale.py [--data_dir ../shared/data] \
+        [--work runs/data_scale] [--sizes 29000,1000000,4500000,12000000]
+
+Makes synthetic corpora by repeating Multi30k's raw train (en-de) with a
+seeded shuffle each round, to each size (line-aligned plain files, kept in
+`--work` for reruns), builds the quickstart's SentencePiece vocabularies
+once (`build_vocab` on the 29,000 pairs), then for each size trains
+`configs/quickstart.flags` on the files with those vocabularies
+(`--vocab_dir`): one step (its wall time is the time to the first step,
+TensorFlow's start-up and one checkpoint included), then 30 more steps
+resumed from it. Prints per size: time to the first step, the peak RSS of
+either process, the size of the step-31 checkpoint, and the pipeline's
+pairs/s (this worker's batches, read in-process) against the pairs/s that
+training `configs/multi30k/joey_match.flags` consumes (measured first,
+20 steps on Multi30k tok).
+"""
+
+import argparse
+import gzip
+import json
+import os
+import pathlib
+import re
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+DEFAULT_DATA = ROOT.parent / "shared" / "data"
+
+
+def make_corpus(data_dir, work, size, seed=2015):
+    """`work/SIZE.en` and `.de`: Multi30k raw train repeated, each round in
+    a seeded random order, cut at `size` lines."""
+    paths = [work / f"{size}.{lang}" for lang in ("en", "de")]
+    if all(path.is_file() for path in paths):
+        return paths
+    sides = []
+    for lang in ("en", "de"):
+        with gzip.open(data_dir / f"multi30k/train.{lang}.gz", "rb") as f:
+            sides.append(f.read().rstrip(b"\n").split(b"\n"))
+    rng = np.random.default_rng(seed)
+    streams = [open(path, "wb") for path in paths]
+    written = 0
+    while written < size:
+        order = rng.permutation(len(sides[0]))[: size - written]
+        for stream, lines in zip(streams, sides, strict=True):
+            stream.write(b"\n".join(lines[i] for i in order) + b"\n")
+        written += len(order)
+    for stream in streams:
+        stream.close()
+    return paths
+
+
+def timed(command, log):
+    """Runs `command`; returns (wall seconds, peak RSS in MB)."""
+    started = time.perf_counter()
+    with open(log, "a") as out:
+        process = subprocess.Popen(
+            command, stdout=out, stderr=subprocess.STDOUT, cwd=ROOT
+        )
+        _, status, usage = os.wait4(process.pid, 0)
+    if status:
+        raise RuntimeError(f"{command} failed; see {log}")
+    return time.perf_counter() - started, usage.ru_maxrss / 1024
+
+
+def train_command(model_dir, *flags):
+    return [
+        sys.executable,
+        "-m",
+        "seq2seq_attn.train",
+        f"--model_dir={model_dir}",
+        *flags,
+    ]
+
+
+def joey_match_pairs_per_second(data_dir, work):
+    """Pairs/s consumed by joey_match training (steps 6-20 of a new run)."""
+    model_dir = work / "joey_match"
+    if not (model_dir / "train_log.tsv").is_file():
+        timed(
+            train_command(
+                model_dir,
+                "--flagfile=configs/multi30k/joey_match.flags",
+                f"--data_dir={data_dir}",
+                "--max_steps=20",
+                "--checkpoint_every=20",
+            ),
+            work / "joey_match.log",
+        )
+    rows = (model_dir / "train_log.tsv").read_text().splitlines()[1:]
+    speeds = [float(row.split("\t")[4]) for row in rows[5:]]
+    with gzip.open(data_dir / "multi30k/tok/train.lc.norm.tok.de.gz") as f:
+        lines = f.read().decode().splitlines()
+    tokens_per_pair = np.mean([len(line.split()) + 1 for line in lines])
+    return float(np.median(speeds)) / tokens_per_pair
+
+
+def pipeline_pairs_per_second(files, vocab, work, batches=300):
+    """Pairs/s of the training stream of the quickstart's data config."""
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    from seq2seq_attn.data.training_data import training_data
+    from seq2seq_attn.training.config import DataConfig
+
+    flags = dict(
+        re.findall(
+            r"--(\w+)=(.*)", (ROOT / "configs/quickstart.flags").read_text()
+        )
+    )
+    config = DataConfig(
+        corpus=None,
+        train_source_file=str(files[0]),
+        train_target_file=str(files[1]),
+        tokenizer="sentencepiece",
+        vocab_dir=str(vocab),
+        max_source_length=int(flags["max_source_length"]),
+        max_target_length=int(flags["max_target_length"]),
+        batch_size=int(flags["batch_size"]),
+        sort_window=int(flags["sort_window"]),
+    )
+    directory = work / f"pipeline_{files[0].stem}"
+    directory.mkdir(exist_ok=True)
+    data = training_data(
+        config, directory / "vocab", directory / "epoch.json", log=print
+    )
+    iterator = iter(data.train)
+    for _ in range(20):
+        next(iterator)
+    pairs, started = 0, time.perf_counter()
+    for _ in range(batches):
+        (source, _), _ = next(iterator)
+        pairs += int(source.shape[0])
+    return pairs / (time.perf_counter() - started)
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--data_dir", type=pathlib.Path, default=DEFAULT_DATA)
+    parser.add_argument(
+        "--work", type=pathlib.Path, default=ROOT / "runs" / "data_scale"
+    )
+    parser.add_argument("--sizes", default="29000,1000000,4500000,12000000")
+    parser.add_argument("--steps", type=int, default=30)
+    args = parser.parse_args()
+    work = args.work.resolve()
+    work.mkdir(parents=True, exist_ok=True)
+    sizes = [int(size) for size in args.sizes.split(",")]
+
+    consumed = joey_match_pairs_per_second(args.data_dir, work)
+    print(f"joey_match training consumes {consumed:.1f} pairs/s", flush=True)
+    vocab = work / "vocab"
+    if not (vocab / "target" / "tokenizer.json").is_file():
+        files = make_corpus(args.data_dir, work, 29000)
+        timed(
+            [
+                sys.executable,
+                "-m",
+                "seq2seq_attn.build_vocab",
+                f"--source_file={files[0]}",
+                f"--target_file={files[1]}",
+                "--tokenizer=sentencepiece",
+                "--vocab_size=4000",
+                f"--output_dir={vocab}",
+            ],
+            work / "build_vocab.log",
+        )
+    rows = []
+    for size in sizes:
+        files = make_corpus(args.data_dir, work, size)
+        model_dir = work / f"run_{size}"
+        if model_dir.exists():
+            subprocess.run(["rm", "-rf", str(model_dir)], check=True)
+        flags = [
+            "--flagfile=configs/quickstart.flags",
+            "--corpus=",
+            f"--train_source_file={files[0]}",
+            f"--train_target_file={files[1]}",
+            f"--vocab_dir={vocab}",
+            f"--checkpoint_every={args.steps + 1}",
+        ]
+        log = work / f"run_{size}.log"
+        log.unlink(missing_ok=True)
+        first, rss_first = timed(
+            train_command(model_dir, *flags, "--max_steps=1"), log
+        )
+        rest, rss_rest = timed(
+            train_command(model_dir, *flags, f"--max_steps={args.steps + 1}"),
+            log,
+        )
+        checkpoint = sum(
+            path.stat().st_size
+            for path in (model_dir / "checkpoints").glob(
+                f"ckpt-{args.steps + 1}.*"
+            )
+        )
+        epoch = json.loads((model_dir / "epoch.json").read_text())
+        rate = pipeline_pairs_per_second(files, vocab, work)
+        row = dict(
+            pairs=size,
+            first_step_s=first,
+            resumed_steps_s=rest,
+            peak_rss_mb=max(rss_first, rss_rest),
+            checkpoint_mb=checkpoint / 1e6,
+            steps_per_epoch=epoch["steps_per_epoch"],
+            pipeline_pairs_per_s=rate,
+        )
+        rows.append(row)
+        print(json.dumps(row), flush=True)
+    base = rows[0]
+    print(
+        "\n| pairs | time to first step | vs first size | peak RSS | vs first"
+        " size | checkpoint | vs first size | steps/epoch | pipeline pairs/s"
+        " | vs joey_match training |"
+    )
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for row in rows:
+        print(
+            f"| {row['pairs']:,} | {row['first_step_s']:.1f} s | "
+            f"{row['first_step_s'] / base['first_step_s']:.2f}x | "
+            f"{row['peak_rss_mb']:,.0f} MB | "
+            f"{row['peak_rss_mb'] - base['peak_rss_mb']:+,.0f} MB | "
+            f"{row['checkpoint_mb']:.1f} MB | "
+            f"{row['checkpoint_mb'] / base['checkpoint_mb']:.2f}x | "
+            f"{row['steps_per_epoch']:,} | "
+            f"{row['pipeline_pairs_per_s']:,.0f} | "
+            f"{row['pipeline_pairs_per_s'] / consumed:.0f}x |"
+        )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,383 @@
+"""Parallel text on disk, read as a stream: a fast pre-pass, a seeded
+sample, and a `tf.data` stream of string pairs whose memory does not grow
+with the corpus.
+
+    text = ParallelText.from_files(["a.en.gz", "b.en"], ["a.de.gz", "b.de"])
+    scan = text.scan(invalid_utf8="error")   # lines, sha256, bad lines
+    sources, targets = text.sample(1_000_000, seed=0)
+    pairs = text.dataset(invalid_utf8="error")   # (source, target) strings
+
+The pre-pass reads the bytes once, in chunks: it counts lines, checks that
+the two sides have as many, hashes each file (the run's data identity) and
+finds invalid UTF-8 (naming the file and line); it neither decodes lines
+into Python strings nor tokenizes. The stream reads lines with
+`tf.data.TextLineDataset` (plain or gzip), so that a checkpointed iterator
+holds a file offset, not the corpus.
+"""
+
+import dataclasses
+import gzip
+import hashlib
+import pathlib
+
+import numpy as np
+import tensorflow as tf
+
+from seq2seq_attn.data.corpora import INVALID_UTF8
+
+CHUNK_BYTES = 1 << 24
+
+
+def _open(path):
+    path = pathlib.Path(path)
+    return gzip.open(path, "rb") if path.suffix == ".gz" else open(path, "rb")
+
+
+def _line_chunks(path):
+    """Chunks of whole lines of a plain or gzipped file (bytes, each ending
+    at a newline but the last), read `CHUNK_BYTES` at a time."""
+    with _open(path) as stream:
+        rest = b""
+        while True:
+            block = stream.read(CHUNK_BYTES)
+            if not block:
+                break
+            block = rest + block
+            cut = block.rfind(b"\n") + 1
+            if cut == 0:
+                rest = block
+                continue
+            yield block[:cut]
+            rest = block[cut:]
+        if rest:
+            yield rest + b"\n"
+
+
+@dataclasses.dataclass
+class FileScan:
+    """What the pre-pass found in one file.
+
+    Attributes:
+        path: the file.
+        lines: its lines (a last line without a newline counts).
+        sha256: of its bytes as stored (compressed, for `.gz`).
+        invalid_lines: lines that are not valid UTF-8.
+        first_invalid: "path:line: invalid UTF-8 at byte N (...)" of the
+            first of them, or None.
+        short_lines: TSV only: lines with too few columns, and the first.
+    """
+
+    path: str
+    lines: int = 0
+    sha256: str = ""
+    invalid_lines: int = 0
+    first_invalid: str | None = None
+    short_lines: int = 0
+    first_short: str | None = None
+
+
+def scan_file(path, columns=0):
+    """The `FileScan` of `path` (`columns`: TSV columns a line needs)."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as stream:
+        for block in iter(lambda: stream.read(CHUNK_BYTES), b""):
+            digest.update(block)
+    scan = FileScan(str(path), sha256=digest.hexdigest())
+    for chunk in _line_chunks(path):
+        if columns:
+            _check_columns(scan, chunk, columns)
+        try:
+            chunk.decode("utf-8")
+        except UnicodeDecodeError:
+            _find_invalid(scan, chunk)
+        scan.lines += chunk.count(b"\n")
+    return scan
+
+
+def _find_invalid(scan, chunk):
+    for number, line in enumerate(chunk.split(b"\n")[:-1], scan.lines + 1):
+        try:
+            line.decode("utf-8")
+        except UnicodeDecodeError as error:
+            scan.invalid_lines += 1
+            if scan.first_invalid is None:
+                scan.first_invalid = (
+                    f"{scan.path}:{number}: invalid UTF-8 at byte "
+                    f"{error.start} ({line[error.start : error.start + 4]!r})"
+                )
+
+
+def _check_columns(scan, chunk, columns):
+    tabs = columns - 1
+    if chunk.count(b"\t") >= tabs * chunk.count(b"\n") and b"\n\n" not in chunk:
+        lines = chunk.split(b"\n")[:-1]
+        if all(line.count(b"\t") >= tabs for line in lines):
+            return
+    for number, line in enumerate(chunk.split(b"\n")[:-1], scan.lines + 1):
+        found = line.count(b"\t") + 1
+        if found < columns:
+            scan.short_lines += 1
+            if scan.first_short is None:
+                scan.first_short = (
+                    f"{scan.path}:{number}: expected at least {columns} "
+                    f"tab-separated columns, found {found}"
+                )
+
+
+@dataclasses.dataclass
+class TextScan:
+    """The pre-pass of a `ParallelText`: pairs, per-file scans, and what
+    the UTF-8 policy will do with the invalid lines."""
+
+    pairs: int
+    files: list
+    invalid_lines: int
+
+    def summary(self, invalid_utf8="error"):
+        """One line for logs."""
+        names = " + ".join(pathlib.Path(f.path).name for f in self.files)
+        names = names or "in memory"
+        line = f"{names}: {self.pairs:,} pairs"
+        if self.invalid_lines:
+            action = {
+                "skip": "their pairs skipped",
+                "replace": "invalid bytes replaced",
+            }[invalid_utf8]
+            line += (
+                f", {self.invalid_lines:,} lines with invalid UTF-8 ({action})"
+            )
+        return line
+
+    def identity(self):
+        """The sha256 of every file, by path (the data identity)."""
+        return {f"{f.path} sha256": f.sha256 for f in self.files}
+
+
+@dataclasses.dataclass(frozen=True)
+class ParallelText:
+    """Sentence pairs in files: line-aligned pairs of files (several per
+    side, taken in order) or tab-separated files (a pair per line).
+
+    Attributes:
+        file_pairs: `((source_file, target_file), ...)`, line-aligned.
+        tsv_files: tab-separated files, read instead of `file_pairs`.
+        source_column, target_column: the TSV columns of the pair.
+    """
+
+    file_pairs: tuple = ()
+    tsv_files: tuple = ()
+    source_column: int = 0
+    target_column: int = 1
+    in_memory: tuple = dataclasses.field(default=(), repr=False)
+
+    @classmethod
+    def from_lists(cls, sources, targets):
+        """Pairs already in memory (a small corpus, e.g. an Anki split)."""
+        if len(sources) != len(targets):
+            raise ValueError(
+                f"{len(sources)} sources but {len(targets)} targets"
+            )
+        return cls(in_memory=(tuple(sources), tuple(targets)))
+
+    @classmethod
+    def from_files(cls, source_files, target_files):
+        """Line-aligned files: `source_files[i]` pairs with
+        `target_files[i]` (plain or `.gz`)."""
+        source_files, target_files = list(source_files), list(target_files)
+        if not source_files or len(source_files) != len(target_files):
+            raise ValueError(
+                "give as many source files as target files (at least one): "
+                f"{len(source_files)} source, {len(target_files)} target"
+            )
+        return cls(
+            file_pairs=tuple(zip(source_files, target_files, strict=True))
+        )
+
+    @classmethod
+    def from_tsv(cls, files, source_column=0, target_column=1):
+        """Tab-separated files (plain or `.gz`), a pair per line."""
+        if not files:
+            raise ValueError("give at least one TSV file")
+        return cls(
+            tsv_files=tuple(files),
+            source_column=source_column,
+            target_column=target_column,
+        )
+
+    def _files(self):
+        if self.tsv_files:
+            return list(self.tsv_files)
+        return [path for pair in self.file_pairs for path in pair]
+
+    def scan(self, invalid_utf8="error"):
+        """The pre-pass (see the module docstring).
+
+        Raises:
+            ValueError: if two paired files differ in lines (naming both and
+                both counts), a TSV line has too few columns, or (with
+                "error") a line is not UTF-8, naming the file and line.
+        """
+        if invalid_utf8 not in INVALID_UTF8:
+            raise ValueError(
+                f"invalid_utf8 must be one of {INVALID_UTF8}, "
+                f"got {invalid_utf8!r}"
+            )
+        if self.in_memory:
+            return TextScan(len(self.in_memory[0]), [], 0)
+        for path in self._files():
+            if not pathlib.Path(path).is_file():
+                raise FileNotFoundError(f"no such file: {path}")
+        columns = max(self.source_column, self.target_column) + 1
+        if self.tsv_files:
+            scans = [scan_file(path, columns) for path in self.tsv_files]
+            for scan in scans:
+                if scan.short_lines:
+                    raise ValueError(scan.first_short)
+        else:
+            scans = []
+            for source, target in self.file_pairs:
+                pair = [scan_file(source), scan_file(target)]
+                if pair[0].lines != pair[1].lines:
+                    raise ValueError(
+                        f"parallel files differ in length: {source} has "
+                        f"{pair[0].lines} lines, {target} has {pair[1].lines}"
+                    )
+                scans += pair
+        invalid = [s for s in scans if s.invalid_lines]
+        if invalid and invalid_utf8 == "error":
+            raise ValueError(
+                f"{invalid[0].first_invalid}; pass invalid_utf8='replace' or "
+                "'skip' to read past it"
+            )
+        pairs = sum(s.lines for s in scans[:: 1 if self.tsv_files else 2])
+        return TextScan(
+            pairs=pairs,
+            files=scans,
+            invalid_lines=sum(s.invalid_lines for s in scans),
+        )
+
+    def _line_datasets(self):
+        """One dataset of lines per side (TSV: one of whole lines)."""
+
+        def lines(paths):
+            return tf.data.Dataset.from_tensor_slices(
+                [str(p) for p in paths]
+            ).flat_map(_text_lines)
+
+        if self.tsv_files:
+            return (lines(self.tsv_files),)
+        sources, targets = zip(*self.file_pairs, strict=True)
+        return lines(sources), lines(targets)
+
+    def dataset(self, invalid_utf8="error", num_shards=1, shard_index=0):
+        """A `tf.data.Dataset` of `(source, target)` strings, in file order,
+        stripped; with `num_shards`, every `num_shards`-th pair from
+        `shard_index` (a worker's share). Invalid UTF-8 is replaced, or with
+        "skip" the pair is dropped (`scan` has counted them)."""
+        if self.in_memory:
+            pairs = tf.data.Dataset.from_tensor_slices(
+                tuple(tf.constant(side, tf.string) for side in self.in_memory)
+            )
+            if num_shards > 1:
+                pairs = pairs.shard(num_shards, shard_index)
+            return pairs.map(_clean_pair)
+        sides = self._line_datasets()
+        if self.tsv_files:
+            source_column, target_column = (
+                self.source_column,
+                self.target_column,
+            )
+
+            def split(line):
+                columns = tf.strings.split(
+                    tf.strings.regex_replace(line, "\r$", ""), "\t"
+                )
+                return columns[source_column], columns[target_column]
+
+            pairs = sides[0]
+            if num_shards > 1:
+                pairs = pairs.shard(num_shards, shard_index)
+            pairs = pairs.map(split)
+        else:
+            pairs = tf.data.Dataset.zip(sides)
+            if num_shards > 1:
+                pairs = pairs.shard(num_shards, shard_index)
+        if invalid_utf8 == "skip":
+            pairs = pairs.filter(_valid_utf8)
+        return pairs.map(_clean_pair)
+
+    def sample(self, count, seed=0, lines=None):
+        """Up to `count` pairs drawn without replacement, seeded, spread over
+        the whole text (the first lines of a corpus are often one source),
+        as two lists of `str` in file order (so that a vocabulary built from
+        all of a small corpus is the one its files give). Invalid UTF-8 is
+        replaced. `lines`: the pair count (`scan().pairs`) if known."""
+        total = lines if lines is not None else self.scan("replace").pairs
+        rng = np.random.default_rng(seed)
+        chosen = np.sort(
+            rng.choice(total, size=min(count, total), replace=False)
+        )
+        sources, targets = self._picked_lines(chosen)
+        return list(sources), list(targets)
+
+    def _picked_lines(self, chosen):
+        """The decoded pairs at the sorted line numbers `chosen` (counted
+        across the files of a side, from 0)."""
+        if self.in_memory:
+            return tuple([side[i] for i in chosen] for side in self.in_memory)
+
+        def pick(paths):
+            picked, offset, position = [], 0, 0
+            for path in paths:
+                for chunk in _line_chunks(path):
+                    lines = chunk.split(b"\n")[:-1]
+                    end = offset + len(lines)
+                    while position < len(chosen) and chosen[position] < end:
+                        picked.append(lines[chosen[position] - offset])
+                        position += 1
+                    offset = end
+            return [
+                line.rstrip(b"\r").decode("utf-8", "replace").strip()
+                for line in picked
+            ]
+
+        if self.tsv_files:
+            rows = [line.split("\t") for line in pick(self.tsv_files)]
+            return (
+                [row[self.source_column].strip() for row in rows],
+                [row[self.target_column].strip() for row in rows],
+            )
+        sources, targets = zip(*self.file_pairs, strict=True)
+        return pick(sources), pick(targets)
+
+
+def _text_lines(path):
+    compression = tf.where(
+        tf.strings.regex_full_match(path, r".*\.gz"), "GZIP", ""
+    )
+    return tf.data.TextLineDataset(path, compression_type=compression)
+
+
+def _valid_utf8(source, target):
+    def valid(text):
+        cleaned = tf.strings.unicode_transcode(
+            text, "UTF-8", "UTF-8", errors="replace", replacement_char=0xFFFD
+        )
+        return tf.equal(cleaned, text)
+
+    return tf.logical_and(valid(source), valid(target))
+
+
+def _clean_pair(source, target):
+    def clean(text):
+        return tf.strings.strip(
+            tf.strings.unicode_transcode(
+                text,
+                "UTF-8",
+                "UTF-8",
+                errors="replace",
+                replacement_char=0xFFFD,
+            )
+        )
+
+    return clean(source), clean(target)

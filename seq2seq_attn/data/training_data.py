@@ -1,0 +1,451 @@
+"""From a `DataConfig` to what the trainer reads: tokenizers, the training
+batches as a stream, the epoch length, and the validation text.
+
+    data = training_data(config, vocab_dir, epoch_file, seed=1234)
+    data.train             # repeated batches, read from the files as needed
+    data.steps_per_epoch   # from the pre-pass's pair count (see below)
+
+The training pairs flow from the files through `tf.data`:
+
+    lines of each side (TextLineDataset, plain or gzip)
+      -> this worker's share (`shard`, before anything else)
+      -> a bounded shuffle buffer (`shuffle_buffer` pairs of text), each
+         pass over the files in a new order, without end
+      -> tokenized a chunk at a time in a parallel `map` (the tokenizers'
+         graph ops, as in translate and the export)
+      -> the length filter (`keep_pair`)
+      -> Bahdanau's sorted windows, or buckets (`batch_pairs`)
+
+so that memory, and the checkpointed iterator, are bounded by the buffer
+and the window, not by the corpus. Nothing tokenizes the whole corpus
+before the first step: a pre-pass counts the lines (at disk speed), and a
+seeded sample spread over the whole corpus (`vocab_sample_lines` pairs)
+builds the vocabularies and estimates the epoch length:
+
+    steps per epoch = batches of the sample x pairs / sample pairs
+
+(exact when the sample is the whole corpus, as for Multi30k). The chief
+(worker 0) builds the vocabularies and writes the epoch length to
+`epoch_file`; the other workers wait for them and read them, so that every
+worker uses the same vocabularies and takes the same number of steps.
+"""
+
+import dataclasses
+import json
+import pathlib
+import shutil
+import time
+
+import tensorflow as tf
+
+from seq2seq_attn.data.batching import (
+    batch_pairs,
+    bucket_boundaries_for,
+    encode_corpus,
+    keep_pair,
+    make_dataset,
+)
+from seq2seq_attn.data.corpora import (
+    load_corpus,
+    multi30k_files,
+    read_parallel_files,
+)
+from seq2seq_attn.data.text_stream import ParallelText
+from seq2seq_attn.data.text_to_ids import sentence_ids
+from seq2seq_attn.data.tokenizers import build_tokenizer, load_tokenizer
+
+ESTIMATE_SAMPLE = 50_000
+TOKENIZE_CHUNK = 256
+LONGEST_BUCKET = 1022
+WORKER_WAIT_SECONDS = 3600
+
+
+@dataclasses.dataclass
+class TrainingData:
+    """What `training_data` returns.
+
+    Attributes:
+        source_tokenizer, target_tokenizer: the run's tokenizers.
+        train: this worker's training batches, repeated without end:
+            `((source_ids, target_input_ids), target_output_ids)`.
+        steps_per_epoch: steps that make an epoch (the same on every worker).
+        identity: what the training data is (corpus, or file sha256s).
+        validation: the validation `ParallelCorpus` (None without one).
+        validation_batches: its batches, in order (None without one).
+    """
+
+    source_tokenizer: object
+    target_tokenizer: object
+    train: tf.data.Dataset
+    steps_per_epoch: int
+    identity: dict
+    validation: object = None
+    validation_batches: tf.data.Dataset | None = None
+
+
+def _file_list(value):
+    """A comma-separated flag value as a list of paths."""
+    return [part.strip() for part in (value or "").split(",") if part.strip()]
+
+
+def named_corpus(data, split):
+    """A split of the named corpus of `data` (a `DataConfig`), in memory."""
+    return load_corpus(
+        data.corpus,
+        split,
+        data.source,
+        data.target,
+        variant=data.variant,
+        data_dir=data.data_dir,
+        invalid_utf8=data.invalid_utf8,
+    )
+
+
+def parallel_text(data):
+    """The training `ParallelText` of `data` (a `DataConfig`): Multi30k is
+    read from its (downloaded or local) files, Anki's seeded split is made
+    in memory (the corpus is 0.1-0.2M pairs)."""
+    if data.corpus == "multi30k":
+        source, target = multi30k_files(
+            "train", data.source, data.target, data.variant, data.data_dir
+        )
+        return ParallelText.from_files([source], [target])
+    if data.corpus:
+        corpus = named_corpus(data, "train")
+        return ParallelText.from_lists(corpus.sources, corpus.targets)
+    if data.train_tsv_file:
+        return ParallelText.from_tsv(_file_list(data.train_tsv_file))
+    return ParallelText.from_files(
+        _file_list(data.train_source_file), _file_list(data.train_target_file)
+    )
+
+
+def data_identity(data, text, scan):
+    """What the training data is, whatever its paths: the corpus and
+    languages, or the sha256 of each training file (one value per flag, a
+    list where the flag names several files)."""
+    if data.corpus:
+        return {
+            "corpus": data.corpus,
+            "variant": data.variant,
+            "source": data.source,
+            "target": data.target,
+        }
+    digests = [file.sha256 for file in scan.files]
+    if text.tsv_files:
+        groups = {"train_tsv_file sha256": digests}
+    else:
+        groups = {
+            "train_source_file sha256": digests[0::2],
+            "train_target_file sha256": digests[1::2],
+        }
+    return {
+        key: values[0] if len(values) == 1 else values
+        for key, values in groups.items()
+    }
+
+
+def tokenized_pairs(
+    text_pairs,
+    source_tokenizer,
+    target_tokenizer,
+    max_source_length=None,
+    max_target_length=None,
+):
+    """A dataset of `(source_ids, target_ids)` (int32 [T]) from one of
+    `(source, target)` strings: tokenized `TOKENIZE_CHUNK` pairs at a time
+    in a parallel, order-keeping `map`, then filtered by `keep_pair`."""
+
+    def tokenize(sources, targets):
+        return (
+            sentence_ids(source_tokenizer, sources),
+            sentence_ids(target_tokenizer, targets),
+        )
+
+    def keep(source, target):
+        return keep_pair(
+            tf.size(source),
+            tf.size(target),
+            max_source_length,
+            max_target_length,
+        )
+
+    return (
+        text_pairs.batch(TOKENIZE_CHUNK)
+        .map(
+            tokenize,
+            num_parallel_calls=tf.data.AUTOTUNE,
+            deterministic=True,
+        )
+        .unbatch()
+        .filter(keep)
+    )
+
+
+def batching_options(data, pad_to_bucket_boundary=False, num_workers=1):
+    """`batch_pairs` arguments for `data`, per worker: `batch_size` is the
+    global batch, split evenly between the workers. Buckets end past the
+    length limits (or at 1,022 tokens without limits)."""
+    if data.batch_size < num_workers:
+        raise ValueError(
+            f"data: batch_size {data.batch_size} is less than one per worker "
+            f"({num_workers} workers)"
+        )
+    longest = max(data.max_source_length or 0, data.max_target_length or 0)
+    longest = longest + 1 if longest else LONGEST_BUCKET
+    boundaries = None
+    if data.bucket_width:
+        boundaries = bucket_boundaries_for(
+            longest + data.bucket_width, data.bucket_width
+        )
+    elif data.batch_by == "tokens":
+        boundaries = bucket_boundaries_for(longest)
+    return dict(
+        batch_size=data.batch_size // num_workers,
+        batch_by=data.batch_by,
+        sort_window=data.sort_window,
+        bucket_boundaries=boundaries,
+        pad_to_bucket_boundary=pad_to_bucket_boundary,
+    )
+
+
+def build_vocabularies(data, vocab_dir, sample, log=print):
+    """Builds and saves `vocab_dir/source` and `vocab_dir/target` from
+    `sample` (two lists of sentences) as `data` says (kind, sizes, case);
+    returns the two tokenizers."""
+    tokenizers = {}
+    sizes = {"source": data.source_vocab_size, "target": data.target_vocab_size}
+    for side, texts in zip(("source", "target"), sample, strict=True):
+        started = time.perf_counter()
+        tokenizers[side] = build_tokenizer(
+            data.tokenizer,
+            texts,
+            pathlib.Path(vocab_dir) / side,
+            sizes[side],
+            lowercase=data.lowercase,
+            seed=0,
+        )
+        log(
+            f"built the {side} {data.tokenizer} vocabulary from "
+            f"{len(texts):,} sentences: {tokenizers[side].vocab_size} "
+            f"entries [{time.perf_counter() - started:.0f} s]"
+        )
+    return tokenizers["source"], tokenizers["target"]
+
+
+def spread(items, count):
+    """At most `count` of `items`, evenly spaced (all if fewer)."""
+    step = -(-len(items) // count) if count else 1
+    return items[::step]
+
+
+def _load_tokenizers(vocab_dir):
+    vocab_dir = pathlib.Path(vocab_dir)
+    return tuple(
+        load_tokenizer(vocab_dir / side) for side in ("source", "target")
+    )
+
+
+def _estimate_epoch(data, sample, pairs, tokenizers, options):
+    """Steps per epoch: the batches of a sample of the corpus, scaled to
+    its pair count; exact when the sample is the whole corpus."""
+    sources, targets = (spread(side, ESTIMATE_SAMPLE) for side in sample)
+    batches = batch_pairs(
+        tokenized_pairs(
+            tf.data.Dataset.from_tensor_slices(
+                (
+                    tf.constant(sources, tf.string),
+                    tf.constant(targets, tf.string),
+                )
+            ),
+            *tokenizers,
+            data.max_source_length,
+            data.max_target_length,
+        ),
+        shuffle=False,
+        **options,
+    )
+    counted = sum(1 for _ in batches)
+    if not counted:
+        raise ValueError(
+            f"no pair of a sample of {len(sources):,} passes the length "
+            f"filter (at most {data.max_source_length} source and "
+            f"{data.max_target_length} target tokens, neither side empty)"
+        )
+    return dict(
+        pairs=pairs,
+        sample_pairs=len(sources),
+        sample_batches=counted,
+        steps_per_epoch=max(1, round(counted * pairs / len(sources))),
+    )
+
+
+def _prepare_as_chief(data, text, pairs, vocab_dir, epoch_file, options, log):
+    """The chief's tokenizers: loaded, copied from `data.vocab_dir`, or built
+    from a sample; and `epoch_file`, written (last) if missing."""
+    have_vocab = all(
+        (vocab_dir / side / "tokenizer.json").is_file()
+        for side in ("source", "target")
+    )
+    if not have_vocab and data.vocab_dir:
+        for side in ("source", "target"):
+            shutil.copytree(
+                pathlib.Path(data.vocab_dir) / side, vocab_dir / side
+            )
+        log(f"copied the vocabularies of {data.vocab_dir}")
+        have_vocab = True
+    sample = None
+    if not have_vocab or not epoch_file.is_file():
+        size = ESTIMATE_SAMPLE
+        if not have_vocab:
+            size = max(size, data.vocab_sample_lines)
+        started = time.perf_counter()
+        sample = text.sample(size, seed=0, lines=pairs)
+        log(
+            f"sampled {len(sample[0]):,} of {pairs:,} pairs "
+            f"[{time.perf_counter() - started:.1f} s]"
+        )
+    if have_vocab:
+        tokenizers = _load_tokenizers(vocab_dir)
+    else:
+        vocab_sample = [
+            spread(side, data.vocab_sample_lines) for side in sample
+        ]
+        tokenizers = build_vocabularies(data, vocab_dir, vocab_sample, log)
+    if not epoch_file.is_file():
+        epoch = _estimate_epoch(data, sample, pairs, tokenizers, options)
+        temporary = epoch_file.with_name(epoch_file.name + ".tmp")
+        temporary.write_text(json.dumps(epoch, indent=2) + "\n")
+        temporary.replace(epoch_file)
+    return tokenizers
+
+
+def _wait_for(path, seconds, log):
+    """Waits until the chief has written `path` (other workers)."""
+    deadline = time.monotonic() + seconds
+    if not path.is_file():
+        log(f"waiting for the chief to write {path}")
+    while not path.is_file():
+        if time.monotonic() > deadline:
+            raise TimeoutError(
+                f"the chief did not write {path} within {seconds} s"
+            )
+        time.sleep(0.5)
+
+
+def training_data(
+    data,
+    vocab_dir,
+    epoch_file,
+    seed=0,
+    pad_to_bucket_boundary=False,
+    num_workers=1,
+    worker_index=0,
+    log=print,
+):
+    """The tokenizers, training stream and validation text of `data`.
+
+    Args:
+        data: a `DataConfig`.
+        vocab_dir: where the tokenizers are (`source/`, `target/`), or are
+            built by the chief from a sample if missing.
+        epoch_file: a JSON file with the epoch length, written by the chief
+            the first time and read afterwards (also on resume, so that an
+            epoch keeps its length).
+        seed: the shuffling seed.
+        pad_to_bucket_boundary: pad batches to their bucket (for XLA).
+        num_workers, worker_index: this worker's share of the pairs.
+        log: where progress lines go.
+
+    Returns:
+        A `TrainingData`.
+
+    Raises:
+        ValueError: on files whose sides differ in lines, invalid UTF-8
+            (with `invalid_utf8="error"`), an empty corpus, or a filter that
+            keeps nothing; each message names the file (and line).
+    """
+    vocab_dir, epoch_file = pathlib.Path(vocab_dir), pathlib.Path(epoch_file)
+    chief = worker_index == 0
+    started = time.perf_counter()
+    text = parallel_text(data)
+    scan = text.scan(data.invalid_utf8)
+    log(
+        f"{scan.summary(data.invalid_utf8)} "
+        f"[pre-pass {time.perf_counter() - started:.1f} s]"
+    )
+    if not scan.pairs:
+        raise ValueError(f"no sentence pairs to train on: {scan.summary()}")
+    options = batching_options(data, pad_to_bucket_boundary, num_workers)
+    global_options = dict(options, batch_size=data.batch_size)
+    if chief:
+        tokenizers = _prepare_as_chief(
+            data, text, scan.pairs, vocab_dir, epoch_file, global_options, log
+        )
+    else:
+        _wait_for(epoch_file, WORKER_WAIT_SECONDS, log)
+        tokenizers = _load_tokenizers(vocab_dir)
+    epoch = json.loads(epoch_file.read_text())
+    how = (
+        "counted"
+        if epoch["sample_pairs"] == epoch["pairs"]
+        else f"estimated from {epoch['sample_pairs']:,} sampled pairs"
+    )
+    log(f"{epoch['steps_per_epoch']} steps per epoch ({how})")
+    train = _train_stream(
+        data, text, tokenizers, options, seed, num_workers, worker_index
+    )
+    validation, validation_batches = _validation(data, tokenizers)
+    return TrainingData(
+        *tokenizers,
+        train=train,
+        steps_per_epoch=int(epoch["steps_per_epoch"]),
+        identity=data_identity(data, text, scan),
+        validation=validation,
+        validation_batches=validation_batches,
+    )
+
+
+def _train_stream(
+    data, text, tokenizers, options, seed, num_workers, worker_index
+):
+    """This worker's training batches, without end."""
+    pairs = text.dataset(data.invalid_utf8, num_workers, worker_index)
+    # Repeated before anything else: the shuffle starts each pass over the
+    # files in a new order, and a restored iterator goes on exactly (tf.data
+    # does not restore the reshuffling seeds of a pipeline repeated at its
+    # end, past a batch-map-unbatch: passes after a resume came out in
+    # another order). Batches flow on across passes; an epoch is a count of
+    # steps.
+    pairs = pairs.shuffle(
+        data.shuffle_buffer, seed=seed, reshuffle_each_iteration=True
+    ).repeat()
+    return batch_pairs(
+        tokenized_pairs(
+            pairs, *tokenizers, data.max_source_length, data.max_target_length
+        ),
+        seed=seed,
+        **options,
+    )
+
+
+def _validation(data, tokenizers):
+    """The validation pairs (the first `valid_max_sentences`) in memory,
+    and their batches in order."""
+    if data.corpus:
+        corpus = named_corpus(data, "val")
+    elif data.valid_source_file and data.valid_target_file:
+        corpus = read_parallel_files(
+            data.valid_source_file,
+            data.valid_target_file,
+            invalid_utf8=data.invalid_utf8,
+        )
+    else:
+        return None, None
+    if data.valid_max_sentences:
+        corpus = corpus.subset(
+            range(min(len(corpus), data.valid_max_sentences))
+        )
+    encoded = encode_corpus(corpus, *tokenizers, None, None)
+    batches = make_dataset(encoded, batch_size=64, sort_window=1, shuffle=False)
+    return corpus, batches
