@@ -11,7 +11,9 @@ VERSION = re.search(
     (HERE / "seq2seq_attn" / "__init__.py").read_text(),
 ).group(1)
 
-TEST = [
+# Training on TensorFlow Datasets (the papers' WMT'14: --tfds_dataset).
+TFDS = ["tensorflow-datasets>=4.9.10"]
+TEST = TFDS + [
     "pytest>=8",
     "jax[cpu]>=0.4.30",
     "ruff>=0.6",
@@ -49,6 +51,7 @@ setup(
     ],
     extras_require={
         "gpu": ["tensorflow[and-cuda]>=2.16,<2.21"],
+        "tfds": TFDS,
         "test": TEST,
         "bench": BENCH,
         "dev": DEV,

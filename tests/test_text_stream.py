@@ -1,6 +1,7 @@
 """Training text as a stream: the pre-pass, the sample, the `tf.data`
 stream of pairs, workers' shares, and bounded iterator checkpoints."""
 
+import dataclasses
 import gzip
 
 import pytest
@@ -327,3 +328,75 @@ def test_build_vocab_samples_and_train_uses_it_on_tsv_pairs(tmp_path):
             assert ours == (tmp_path / "vocab" / side / name).read_bytes()
     config = (model_dir / "config.json").read_text()
     assert '"source_vocab_size": 300' in config
+
+
+def test_max_train_pairs_takes_every_kth_pair(tmp_path):
+    files = _multi30k_files(tmp_path, 300)
+    config = _file_config(
+        files, batch_size=16, sort_window=1, max_train_pairs=100
+    )
+    logged = []
+    data = training_data(
+        config,
+        tmp_path / "vocab",
+        tmp_path / "epoch.json",
+        log=logged.append,
+    )
+    assert any("every 3th pair" in line for line in logged), logged
+    every_third = read_parallel_files(*files).subset(range(0, 300, 3))
+    encoded = encode_corpus(
+        every_third, data.source_tokenizer, data.target_tokenizer, 20, 20
+    )
+    expected = {tuple(ids) for ids in encoded.source_ids.numpy()}
+    got = {source for source, _ in _id_pairs(data.train, len(expected))}
+    assert got == expected
+
+
+def test_a_tfds_dataset_trains_in_the_direction_of_the_language_flags(
+    tmp_path,
+):
+    tfds = pytest.importorskip("tensorflow_datasets")
+    english, german = _multi30k_files(tmp_path, 320)
+    pairs = read_parallel_files(english, german)
+    splits = {"train": pairs.subset(range(300))}
+    splits["validation"] = pairs.subset(range(300, 320))
+
+    def as_dataset(self, split, **options):
+        # TFDS's WMT examples: {"de": ..., "en": ...}.
+        corpus = splits[split]
+        return tf.data.Dataset.from_tensor_slices(
+            {"de": corpus.targets, "en": corpus.sources}
+        )
+
+    config = DataConfig(
+        corpus=None,
+        tfds_dataset="wmt14_translate/de-en",
+        source="en",
+        target="de",
+        tokenizer="word",
+        source_vocab_size=400,
+        target_vocab_size=400,
+        batch_size=16,
+        data_dir=str(tmp_path / "tfds"),
+    )
+    logged = []
+    with tfds.testing.mock_data(as_dataset_fn=as_dataset):
+        data = training_data(
+            config,
+            tmp_path / "vocab",
+            tmp_path / "epoch.json",
+            log=logged.append,
+        )
+        (source, _), target = next(iter(data.train))
+    assert "wmt14_translate/de-en train: 300 pairs" in logged[0]
+    assert any("(counted)" in line for line in logged)
+    words = data.source_tokenizer.id_to_token(source[0][:3]).numpy()
+    assert all(word.decode() in english.read_text() for word in words)
+    assert data.validation.sources == splits["validation"].sources
+    assert data.validation.targets == splits["validation"].targets
+    assert data.identity["tfds"] == "wmt14_translate/de-en"
+    assert (data.identity["source"], data.identity["target"]) == ("en", "de")
+    bad = dataclasses.replace(config, source="fr")
+    with tfds.testing.mock_data(as_dataset_fn=as_dataset):
+        with pytest.raises(ValueError, match="has no language 'fr'"):
+            training_data(bad, tmp_path / "v2", tmp_path / "e2.json")

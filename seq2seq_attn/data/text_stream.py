@@ -132,11 +132,12 @@ class TextScan:
     pairs: int
     files: list
     invalid_lines: int
+    name: str = ""
 
     def summary(self, invalid_utf8="error"):
         """One line for logs."""
         names = " + ".join(pathlib.Path(f.path).name for f in self.files)
-        names = names or "in memory"
+        names = names or self.name or "in memory"
         line = f"{names}: {self.pairs:,} pairs"
         if self.invalid_lines:
             action = {
@@ -381,3 +382,105 @@ def _clean_pair(source, target):
         )
 
     return clean(source), clean(target)
+
+
+def _tensorflow_datasets():
+    try:
+        import tensorflow_datasets
+    except ImportError:
+        raise ImportError(
+            "reading a TFDS dataset needs tensorflow-datasets: "
+            'pip install "seq2seq_attn[tfds]"'
+        ) from None
+    return tensorflow_datasets
+
+
+@dataclasses.dataclass(frozen=True)
+class TfdsText:
+    """The pairs of a TensorFlow Datasets translation dataset, e.g.
+    `wmt14_translate/de-en`, whose examples are `{language: text}`: the
+    direction is `source` -> `target`, whatever TFDS's supervised keys.
+
+    The same interface as `ParallelText`. TFDS prepares the dataset once
+    (downloading many GB for WMT) into `data_dir` (TFDS's default without
+    one); the pair count comes from its metadata, so there is no pre-pass.
+
+    Attributes:
+        name: the TFDS name, with its config ("wmt14_translate/fr-en").
+        source, target: the language keys of its examples.
+        split: the TFDS split ("train", "validation", "test", or a slice).
+        data_dir: TFDS's data directory.
+    """
+
+    name: str
+    source: str
+    target: str
+    split: str = "train"
+    data_dir: str | None = None
+
+    def _builder(self):
+        tfds = _tensorflow_datasets()
+        return tfds.builder(self.name, data_dir=self.data_dir)
+
+    def prepare(self, log=print):
+        """Downloads and prepares the dataset if TFDS has not yet."""
+        builder = self._builder()
+        if not builder.is_prepared():
+            log(
+                f"preparing the TFDS dataset {self.name} in "
+                f"{builder.data_dir} (WMT downloads many GB, once)"
+            )
+            builder.download_and_prepare()
+        return builder
+
+    def _examples(self, **options):
+        builder = self.prepare()
+        keys = set(builder.info.features.keys())
+        for language in (self.source, self.target):
+            if language not in keys:
+                raise ValueError(
+                    f"{self.name} has no language {language!r}: its "
+                    f"examples hold {sorted(keys)}"
+                )
+        source, target = self.source, self.target
+        return builder.as_dataset(split=self.split, **options).map(
+            lambda example: (example[source], example[target])
+        )
+
+    def scan(self, invalid_utf8="error"):
+        """The pair count, from TFDS's metadata (or by counting the
+        examples where the metadata has none)."""
+        builder = self.prepare()
+        try:
+            pairs = builder.info.splits[self.split].num_examples
+        except (KeyError, ValueError):
+            pairs = int(self._examples().reduce(0, lambda count, _: count + 1))
+        return TextScan(pairs, [], 0, name=f"{self.name} {self.split}")
+
+    def identity(self):
+        """The dataset, split and version (the run's data identity)."""
+        return {
+            "tfds": self.name,
+            "split": self.split,
+            "version": str(self._builder().version),
+        }
+
+    def dataset(self, invalid_utf8="error", num_shards=1, shard_index=0):
+        """As `ParallelText.dataset`, in TFDS's order."""
+        pairs = self._examples(shuffle_files=False)
+        if num_shards > 1:
+            pairs = pairs.shard(num_shards, shard_index)
+        if invalid_utf8 == "skip":
+            pairs = pairs.filter(_valid_utf8)
+        return pairs.map(_clean_pair)
+
+    def sample(self, count, seed=0, lines=None):
+        """Up to `count` pairs: every k-th example (k = pairs / count),
+        spread evenly over the whole split, as two lists of `str`."""
+        total = lines if lines is not None else self.scan().pairs
+        step = max(1, -(-total // count))
+        sources, targets = [], []
+        for source, target in self.dataset().shard(step, 0).take(count):
+            sources.append(source.numpy().decode("utf-8", "replace"))
+            targets.append(target.numpy().decode("utf-8", "replace"))
+        return sources, targets

@@ -46,11 +46,13 @@ from seq2seq_attn.data.batching import (
     make_dataset,
 )
 from seq2seq_attn.data.corpora import (
+    ParallelCorpus,
+    ReadReport,
     load_corpus,
     multi30k_files,
     read_parallel_files,
 )
-from seq2seq_attn.data.text_stream import ParallelText
+from seq2seq_attn.data.text_stream import ParallelText, TfdsText
 from seq2seq_attn.data.text_to_ids import sentence_ids
 from seq2seq_attn.data.tokenizers import build_tokenizer, load_tokenizer
 
@@ -105,6 +107,10 @@ def parallel_text(data):
     """The training `ParallelText` of `data` (a `DataConfig`): Multi30k is
     read from its (downloaded or local) files, Anki's seeded split is made
     in memory (the corpus is 0.1-0.2M pairs)."""
+    if data.tfds_dataset:
+        return TfdsText(
+            data.tfds_dataset, data.source, data.target, data_dir=data.data_dir
+        )
     if data.corpus == "multi30k":
         source, target = multi30k_files(
             "train", data.source, data.target, data.variant, data.data_dir
@@ -124,6 +130,8 @@ def data_identity(data, text, scan):
     """What the training data is, whatever its paths: the corpus and
     languages, or the sha256 of each training file (one value per flag, a
     list where the flag names several files)."""
+    if data.tfds_dataset:
+        return {**text.identity(), "source": data.source, "target": data.target}
     if data.corpus:
         return {
             "corpus": data.corpus,
@@ -280,9 +288,12 @@ def _estimate_epoch(data, sample, pairs, tokenizers, options):
     )
 
 
-def _prepare_as_chief(data, text, pairs, vocab_dir, epoch_file, options, log):
+def _prepare_as_chief(
+    data, text, pairs, stride, vocab_dir, epoch_file, options, log
+):
     """The chief's tokenizers: loaded, copied from `data.vocab_dir`, or built
-    from a sample; and `epoch_file`, written (last) if missing."""
+    from a sample of the `pairs`; and `epoch_file`, written (last) if
+    missing, for every `stride`-th pair."""
     have_vocab = all(
         (vocab_dir / side / "tokenizer.json").is_file()
         for side in ("source", "target")
@@ -313,11 +324,24 @@ def _prepare_as_chief(data, text, pairs, vocab_dir, epoch_file, options, log):
         ]
         tokenizers = build_vocabularies(data, vocab_dir, vocab_sample, log)
     if not epoch_file.is_file():
-        epoch = _estimate_epoch(data, sample, pairs, tokenizers, options)
+        epoch = _estimate_epoch(
+            data, sample, -(-pairs // stride), tokenizers, options
+        )
         temporary = epoch_file.with_name(epoch_file.name + ".tmp")
         temporary.write_text(json.dumps(epoch, indent=2) + "\n")
         temporary.replace(epoch_file)
     return tokenizers
+
+
+def _read_epoch(epoch_file, log):
+    epoch = json.loads(epoch_file.read_text())
+    how = (
+        "counted"
+        if epoch["sample_pairs"] == epoch["pairs"]
+        else f"estimated from {epoch['sample_pairs']:,} sampled pairs"
+    )
+    log(f"{epoch['steps_per_epoch']} steps per epoch ({how})")
+    return epoch
 
 
 def _wait_for(path, seconds, log):
@@ -366,7 +390,6 @@ def training_data(
             keeps nothing; each message names the file (and line).
     """
     vocab_dir, epoch_file = pathlib.Path(vocab_dir), pathlib.Path(epoch_file)
-    chief = worker_index == 0
     started = time.perf_counter()
     text = parallel_text(data)
     scan = text.scan(data.invalid_utf8)
@@ -376,24 +399,32 @@ def training_data(
     )
     if not scan.pairs:
         raise ValueError(f"no sentence pairs to train on: {scan.summary()}")
+    stride = _stride(scan.pairs, data.max_train_pairs, log)
     options = batching_options(data, pad_to_bucket_boundary, num_workers)
     global_options = dict(options, batch_size=data.batch_size)
-    if chief:
+    if worker_index == 0:
         tokenizers = _prepare_as_chief(
-            data, text, scan.pairs, vocab_dir, epoch_file, global_options, log
+            data,
+            text,
+            scan.pairs,
+            stride,
+            vocab_dir,
+            epoch_file,
+            global_options,
+            log,
         )
     else:
         _wait_for(epoch_file, WORKER_WAIT_SECONDS, log)
         tokenizers = _load_tokenizers(vocab_dir)
-    epoch = json.loads(epoch_file.read_text())
-    how = (
-        "counted"
-        if epoch["sample_pairs"] == epoch["pairs"]
-        else f"estimated from {epoch['sample_pairs']:,} sampled pairs"
-    )
-    log(f"{epoch['steps_per_epoch']} steps per epoch ({how})")
+    epoch = _read_epoch(epoch_file, log)
     train = _train_stream(
-        data, text, tokenizers, options, seed, num_workers, worker_index
+        data,
+        text,
+        tokenizers,
+        options,
+        seed,
+        num_workers * stride,
+        worker_index * stride,
     )
     validation, validation_batches = _validation(data, tokenizers)
     return TrainingData(
@@ -406,11 +437,22 @@ def training_data(
     )
 
 
-def _train_stream(
-    data, text, tokenizers, options, seed, num_workers, worker_index
-):
-    """This worker's training batches, without end."""
-    pairs = text.dataset(data.invalid_utf8, num_workers, worker_index)
+def _stride(pairs, max_train_pairs, log):
+    """k, to train on every k-th of `pairs` (at most `max_train_pairs`)."""
+    if not max_train_pairs or pairs <= max_train_pairs:
+        return 1
+    stride = -(-pairs // max_train_pairs)
+    log(
+        f"training on every {stride}th pair (max_train_pairs "
+        f"{max_train_pairs:,}): {-(-pairs // stride):,} pairs"
+    )
+    return stride
+
+
+def _train_stream(data, text, tokenizers, options, seed, shards, index):
+    """This worker's training batches, without end: every `shards`-th pair
+    from `index`."""
+    pairs = text.dataset(data.invalid_utf8, shards, index)
     # Repeated before anything else: the shuffle starts each pass over the
     # files in a new order, and a restored iterator goes on exactly (tf.data
     # does not restore the reshuffling seeds of a pipeline repeated at its
@@ -432,7 +474,10 @@ def _train_stream(
 def _validation(data, tokenizers):
     """The validation pairs (the first `valid_max_sentences`) in memory,
     and their batches in order."""
-    if data.corpus:
+    if data.tfds_dataset:
+        text = dataclasses.replace(parallel_text(data), split="validation")
+        corpus = ParallelCorpus(*text.sample(1 << 31), ReadReport())
+    elif data.corpus:
         corpus = named_corpus(data, "val")
     elif data.valid_source_file and data.valid_target_file:
         corpus = read_parallel_files(

@@ -81,8 +81,16 @@ class DataConfig:
             pair up in order.
         train_tsv_file: tab-separated training pairs (plain or .gz; several
             comma-separated) instead.
+        tfds_dataset: a TensorFlow Datasets translation dataset to train on
+            instead, e.g. "wmt14_translate/de-en" (its "train" split; its
+            "validation" split validates; `source` and `target` pick the
+            direction; needs the `tfds` extra).
+        max_train_pairs: train on at most this many pairs: every k-th pair
+            of the corpus (k = pairs / max_train_pairs, rounded up), so that
+            each of its sub-corpora keeps its share (0: all).
         valid_source_file, valid_target_file: line-aligned validation files.
-        data_dir: a local corpus directory (no download).
+        data_dir: a local corpus directory (no download); for
+            `tfds_dataset`, TFDS's data directory.
         invalid_utf8: "error", "replace" or "skip".
         tokenizer: "sentencepiece" (raw text in and out, normalised in the
             graph), "wordpiece", or "word" (a shortlist of whitespace-split
@@ -122,6 +130,8 @@ class DataConfig:
     train_source_file: str | None = None
     train_target_file: str | None = None
     train_tsv_file: str | None = None
+    tfds_dataset: str | None = None
+    max_train_pairs: int = 0
     valid_source_file: str | None = None
     valid_target_file: str | None = None
     data_dir: str | None = None
@@ -132,7 +142,7 @@ class DataConfig:
     lowercase: bool = False
     vocab_dir: str | None = None
     vocab_sample_lines: int = 1_000_000
-    shuffle_buffer: int = 100_000
+    shuffle_buffer: int = 20_000
     max_source_length: int = 50
     max_target_length: int = 50
     batch_size: int = 80
@@ -147,12 +157,14 @@ class DataConfig:
             bool(self.corpus),
             bool(self.train_source_file or self.train_target_file),
             bool(self.train_tsv_file),
+            bool(self.tfds_dataset),
         ]
         _check(
             sum(given) == 1,
-            "data: give one of corpus, train_source_file/train_target_file "
-            "or train_tsv_file",
+            "data: give one of corpus, train_source_file/train_target_file, "
+            "train_tsv_file or tfds_dataset",
         )
+        _check(self.max_train_pairs >= 0, "data: max_train_pairs must be >= 0")
         _check(self.shuffle_buffer > 0, "data: shuffle_buffer must be positive")
         _check(
             self.vocab_sample_lines > 0,
