@@ -384,6 +384,9 @@ def _clean_pair(source, target):
     return clean(source), clean(target)
 
 
+_PREPARED = set()
+
+
 def _tensorflow_datasets():
     try:
         import tensorflow_datasets
@@ -423,14 +426,16 @@ class TfdsText:
         return tfds.builder(self.name, data_dir=self.data_dir)
 
     def prepare(self, log=print):
-        """Downloads and prepares the dataset if TFDS has not yet."""
+        """Downloads and prepares the dataset if TFDS has not yet (once per
+        process)."""
         builder = self._builder()
-        if not builder.is_prepared():
+        if not builder.is_prepared() and self not in _PREPARED:
             log(
                 f"preparing the TFDS dataset {self.name} in "
                 f"{builder.data_dir} (WMT downloads many GB, once)"
             )
             builder.download_and_prepare()
+        _PREPARED.add(self)
         return builder
 
     def _examples(self, **options):
