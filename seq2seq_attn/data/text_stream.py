@@ -279,11 +279,7 @@ class ParallelText:
             pairs = tf.data.Dataset.from_tensor_slices(
                 tuple(tf.constant(side, tf.string) for side in self.in_memory)
             )
-            if num_shards > 1:
-                pairs = pairs.shard(num_shards, shard_index)
-            return pairs.map(_clean_pair)
-        sides = self._line_datasets()
-        if self.tsv_files:
+        elif self.tsv_files:
             source_column, target_column = (
                 self.source_column,
                 self.target_column,
@@ -295,17 +291,10 @@ class ParallelText:
                 )
                 return columns[source_column], columns[target_column]
 
-            pairs = sides[0]
-            if num_shards > 1:
-                pairs = pairs.shard(num_shards, shard_index)
-            pairs = pairs.map(split)
+            pairs = self._line_datasets()[0].map(split)
         else:
-            pairs = tf.data.Dataset.zip(sides)
-            if num_shards > 1:
-                pairs = pairs.shard(num_shards, shard_index)
-        if invalid_utf8 == "skip":
-            pairs = pairs.filter(_valid_utf8)
-        return pairs.map(_clean_pair)
+            pairs = tf.data.Dataset.zip(self._line_datasets())
+        return _share(pairs, invalid_utf8, num_shards, shard_index)
 
     def sample(self, count, seed=0, lines=None):
         """Up to `count` pairs drawn without replacement, seeded, spread over
@@ -357,6 +346,16 @@ def _text_lines(path):
         tf.strings.regex_full_match(path, r".*\.gz"), "GZIP", ""
     )
     return tf.data.TextLineDataset(path, compression_type=compression)
+
+
+def _share(pairs, invalid_utf8, num_shards, shard_index):
+    """Every `num_shards`-th pair from `shard_index`, valid UTF-8 (invalid
+    bytes replaced, or with "skip" the pair dropped) and stripped."""
+    if num_shards > 1:
+        pairs = pairs.shard(num_shards, shard_index)
+    if invalid_utf8 == "skip":
+        pairs = pairs.filter(_valid_utf8)
+    return pairs.map(_clean_pair)
 
 
 def _valid_utf8(source, target):
@@ -473,11 +472,7 @@ class TfdsText:
     def dataset(self, invalid_utf8="error", num_shards=1, shard_index=0):
         """As `ParallelText.dataset`, in TFDS's order."""
         pairs = self._examples(shuffle_files=False)
-        if num_shards > 1:
-            pairs = pairs.shard(num_shards, shard_index)
-        if invalid_utf8 == "skip":
-            pairs = pairs.filter(_valid_utf8)
-        return pairs.map(_clean_pair)
+        return _share(pairs, invalid_utf8, num_shards, shard_index)
 
     def sample(self, count, seed=0, lines=None):
         """Up to `count` pairs: every k-th example (k = pairs / count),

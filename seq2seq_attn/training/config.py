@@ -105,8 +105,9 @@ class DataConfig:
         vocab_sample_lines: build the vocabularies from at most this many
             pairs, a seeded sample spread over the whole corpus.
         shuffle_buffer: training pairs shuffled together (memory and the
-            checkpointed data iterator grow with it, not with the corpus;
-            a corpus sorted by source is best shuffled once beforehand).
+            checkpointed data iterator grow with it, about 0.5 KB a pair,
+            not with the corpus; a corpus sorted by source is best shuffled
+            once beforehand).
         max_source_length, max_target_length: longer pairs are filtered from
             training (30 or 50 words in the papers).
         batch_size: sentences per batch (80 in Bahdanau B.2, 128 in Luong),
