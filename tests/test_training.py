@@ -200,7 +200,7 @@ def test_multi_worker_with_two_local_workers(text_files, tmp_path):
     # and took as many steps, on its own share of the pairs.
     assert not list((model_dir / "workers").rglob("tokenizer.json"))
     assert "built the" not in outputs[1][0]
-    steps = "steps per epoch (counted)"
+    steps = "steps per epoch (counted;"
     assert steps in outputs[0][0] and steps in outputs[1][0]
 
 

@@ -273,7 +273,10 @@ def _estimate_epoch(data, sample, pairs, tokenizers, options):
         shuffle=False,
         **options,
     )
-    counted = sum(1 for _ in batches)
+    counted = kept = 0
+    for (source, _), _ in batches:
+        counted += 1
+        kept += int(source.shape[0])
     if not counted:
         raise ValueError(
             f"no pair of a sample of {len(sources):,} passes the length "
@@ -283,6 +286,7 @@ def _estimate_epoch(data, sample, pairs, tokenizers, options):
     return dict(
         pairs=pairs,
         sample_pairs=len(sources),
+        sample_kept=kept,
         sample_batches=counted,
         steps_per_epoch=max(1, round(counted * pairs / len(sources))),
     )
@@ -335,11 +339,15 @@ def _prepare_as_chief(
 
 def _read_epoch(epoch_file, log):
     epoch = json.loads(epoch_file.read_text())
-    how = (
-        "counted"
-        if epoch["sample_pairs"] == epoch["pairs"]
-        else f"estimated from {epoch['sample_pairs']:,} sampled pairs"
-    )
+    sampled, kept = epoch["sample_pairs"], epoch.get("sample_kept")
+    if sampled == epoch["pairs"]:
+        how = "counted"
+        if kept is not None:
+            how += f"; {kept:,} of {sampled:,} pairs pass the length filter"
+    else:
+        how = f"estimated from {sampled:,} sampled pairs"
+        if kept is not None:
+            how += f", {kept / sampled:.1%} of which pass the length filter"
     log(f"{epoch['steps_per_epoch']} steps per epoch ({how})")
     return epoch
 
