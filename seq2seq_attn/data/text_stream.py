@@ -18,25 +18,49 @@ holds a file offset, not the corpus.
 import dataclasses
 import gzip
 import hashlib
+import io
 import pathlib
 
 import numpy as np
 import tensorflow as tf
 
 from seq2seq_attn.data.corpora import INVALID_UTF8
+from seq2seq_attn.data.text_to_ids import clean_text
 
 CHUNK_BYTES = 1 << 24
 
 
-def _open(path):
-    path = pathlib.Path(path)
-    return gzip.open(path, "rb") if path.suffix == ".gz" else open(path, "rb")
+class _HashingReader(io.RawIOBase):
+    """A binary file that hashes the bytes read through it, as stored
+    (compressed, for `.gz`), so that one read both hashes and decodes."""
+
+    def __init__(self, path, digest):
+        self._file = open(path, "rb")
+        self._digest = digest
+
+    def readable(self):
+        return True
+
+    def readinto(self, buffer):
+        count = self._file.readinto(buffer)
+        if self._digest is not None:
+            self._digest.update(memoryview(buffer)[:count])
+        return count
+
+    def close(self):
+        self._file.close()
+        super().close()
 
 
-def _line_chunks(path):
+def _line_chunks(path, digest=None):
     """Chunks of whole lines of a plain or gzipped file (bytes, each ending
-    at a newline but the last), read `CHUNK_BYTES` at a time."""
-    with _open(path) as stream:
+    at a newline but the last), read `CHUNK_BYTES` at a time; the stored
+    bytes are hashed into `digest` (a hashlib object) if given."""
+    raw = _HashingReader(path, digest)
+    stream = io.BufferedReader(raw, CHUNK_BYTES)
+    if pathlib.Path(path).suffix == ".gz":
+        stream = gzip.GzipFile(fileobj=stream, mode="rb")
+    with raw, stream:
         rest = b""
         while True:
             block = stream.read(CHUNK_BYTES)
@@ -79,11 +103,8 @@ class FileScan:
 def scan_file(path, columns=0):
     """The `FileScan` of `path` (`columns`: TSV columns a line needs)."""
     digest = hashlib.sha256()
-    with open(path, "rb") as stream:
-        for block in iter(lambda: stream.read(CHUNK_BYTES), b""):
-            digest.update(block)
-    scan = FileScan(str(path), sha256=digest.hexdigest())
-    for chunk in _line_chunks(path):
+    scan = FileScan(str(path))
+    for chunk in _line_chunks(path, digest):
         if columns:
             _check_columns(scan, chunk, columns)
         try:
@@ -91,6 +112,7 @@ def scan_file(path, columns=0):
         except UnicodeDecodeError:
             _find_invalid(scan, chunk)
         scan.lines += chunk.count(b"\n")
+    scan.sha256 = digest.hexdigest()
     return scan
 
 
@@ -108,11 +130,6 @@ def _find_invalid(scan, chunk):
 
 
 def _check_columns(scan, chunk, columns):
-    tabs = columns - 1
-    if chunk.count(b"\t") >= tabs * chunk.count(b"\n") and b"\n\n" not in chunk:
-        lines = chunk.split(b"\n")[:-1]
-        if all(line.count(b"\t") >= tabs for line in lines):
-            return
     for number, line in enumerate(chunk.split(b"\n")[:-1], scan.lines + 1):
         found = line.count(b"\t") + 1
         if found < columns:
@@ -148,10 +165,6 @@ class TextScan:
                 f", {self.invalid_lines:,} lines with invalid UTF-8 ({action})"
             )
         return line
-
-    def identity(self):
-        """The sha256 of every file, by path (the data identity)."""
-        return {f"{f.path} sha256": f.sha256 for f in self.files}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -359,28 +372,16 @@ def _share(pairs, invalid_utf8, num_shards, shard_index):
 
 
 def _valid_utf8(source, target):
-    def valid(text):
-        cleaned = tf.strings.unicode_transcode(
-            text, "UTF-8", "UTF-8", errors="replace", replacement_char=0xFFFD
-        )
-        return tf.equal(cleaned, text)
-
-    return tf.logical_and(valid(source), valid(target))
+    return tf.logical_and(
+        tf.equal(clean_text(source), source),
+        tf.equal(clean_text(target), target),
+    )
 
 
 def _clean_pair(source, target):
-    def clean(text):
-        return tf.strings.strip(
-            tf.strings.unicode_transcode(
-                text,
-                "UTF-8",
-                "UTF-8",
-                errors="replace",
-                replacement_char=0xFFFD,
-            )
-        )
-
-    return clean(source), clean(target)
+    return tf.strings.strip(clean_text(source)), tf.strings.strip(
+        clean_text(target)
+    )
 
 
 _PREPARED = set()
