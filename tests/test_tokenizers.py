@@ -20,6 +20,7 @@ from seq2seq_attn.data import (
     load_tokenizer,
 )
 from seq2seq_attn.data.tokenizers import unk_rate
+from seq2seq_attn.export.ops import disallowed_ops, saved_model_ops
 
 
 @pytest.fixture(scope="module")
@@ -62,6 +63,56 @@ def test_word_lowercasing_and_save_load(tmp_path):
     for t in (tokenizer, reloaded):
         assert t.tokenize(["DAS haus"]).to_list() == [[4, 6]]
     assert reloaded.fingerprint() == tokenizer.fingerprint()
+
+
+def test_word_split_at_punctuation_reads_raw_text(multi30k_raw, tmp_path):
+    train, val = multi30k_raw["train"], multi30k_raw["val"]
+    tokenizer = WordTokenizer.build(
+        train.targets, tmp_path, max_size=30000, split_punctuation=True
+    )
+    reloaded = load_tokenizer(tmp_path)
+    assert reloaded.split_punctuation and reloaded.options == {
+        "lowercase": False,
+        "split_punctuation": True,
+    }
+    words = tokenizer.tokens(["Ein T-Shirt (rot), 3,5\u00a0m: „gut“."])
+    assert words.to_list()[0] == [
+        w.encode()
+        for w in "Ein T - Shirt ( rot ) , 3 , 5 m : „ gut “ .".split()
+    ]
+    vocabulary = set((tmp_path / "vocab.txt").read_text().split("\n"))
+    assert {".", ",", "Hund"} <= vocabulary and "Hund." not in vocabulary
+    # A whitespace split on raw text learns "Hund." and "Hund" apart.
+    plain = WordTokenizer.build(train.targets, tmp_path / "plain")
+    print(
+        f"raw Multi30k val de <unk>: split at punctuation "
+        f"{unk_rate(tokenizer, val.targets):.2%}, at whitespace only "
+        f"{unk_rate(plain, val.targets):.2%}"
+    )
+    assert unk_rate(tokenizer, val.targets) < unk_rate(plain, val.targets)
+    # Words are put back together by rule: the sentences without <unk>
+    # come back as they were (but for quotes and the like).
+    ids = tokenizer.tokenize(val.targets)
+    back = tokenizer.detokenize(ids.to_tensor()).numpy()
+    known = [
+        (restored.decode(), text)
+        for restored, text, row in zip(
+            back, val.targets, ids.to_list(), strict=True
+        )
+        if UNK_ID not in row
+    ]
+    same = sum(restored == text for restored, text in known)
+    print(f"{same} of {len(known)} raw val sentences restored exactly")
+    assert same > 0.99 * len(known) and len(known) > 0.5 * len(val)
+
+
+def test_word_split_at_whitespace_keeps_multibyte_spaces_whole(tmp_path):
+    # tensorflow-text 2.20's WhitespaceTokenizer cuts U+00A0 in half.
+    tokenizer = WordTokenizer.build(["Madagascar\u00a02 a\u2009b"], tmp_path)
+    assert tokenizer.tokens(["Madagascar\u00a02 a\u2009b"]).to_list() == [
+        [b"Madagascar", b"2", b"a", b"b"]
+    ]
+    assert UNK_ID not in tokenizer.tokenize(["Madagascar\u00a02"]).flat_values
 
 
 def test_word_unk_rate_on_multi30k_val(multi30k_tok, tmp_path):
@@ -179,7 +230,7 @@ def test_vocabulary_of_another_model_is_a_clear_error(tmp_path):
 @pytest.mark.slow
 def test_saved_model_carries_vocabulary_as_asset(tmp_path, multi30k_tok):
     tokenizer = WordTokenizer.build(
-        multi30k_tok["train"].targets, tmp_path / "v"
+        multi30k_tok["train"].targets, tmp_path / "v", split_punctuation=True
     )
     module = tf.Module()
     module.tokenizer = tokenizer
@@ -189,12 +240,15 @@ def test_saved_model_carries_vocabulary_as_asset(tmp_path, multi30k_tok):
     )
     tf.saved_model.save(module, str(tmp_path / "export"))
     assert (tmp_path / "export" / "assets" / "vocab.txt").is_file()
+    # The punctuation split runs in stock TF Serving.
+    assert "RegexSplitWithOffsets" in saved_model_ops(tmp_path / "export")
+    assert disallowed_ops(tmp_path / "export") == []
     (tmp_path / "v" / "vocab.txt").unlink()
     code = textwrap.dedent(
         f"""
         import tensorflow as tf, tensorflow_text
         loaded = tf.saved_model.load({str(tmp_path / "export")!r})
-        ids = loaded.tokenize(tf.constant(["ein hund läuft ."]))
+        ids = loaded.tokenize(tf.constant(["ein hund läuft."]))
         print(ids.numpy().tolist())
         """
     )
@@ -205,5 +259,5 @@ def test_saved_model_carries_vocabulary_as_asset(tmp_path, multi30k_tok):
         timeout=300,
     )
     assert result.returncode == 0, result.stderr[-2000:]
-    expected = tokenizer.tokenize(["ein hund läuft ."]).to_list()
+    expected = tokenizer.tokenize(["ein hund läuft."]).to_list()
     assert result.stdout.strip().splitlines()[-1] == str(expected)

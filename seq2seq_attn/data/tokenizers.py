@@ -168,6 +168,49 @@ class Tokenizer(tf.Module):
             )
 
 
+# Punctuation and symbols (Unicode classes P and S) split off the words
+# around them, for a word shortlist on raw text: close to the Moses
+# tokenizer the papers ran before training ("l'homme." -> "l ' homme .").
+PUNCTUATION = r"[\p{P}\p{S}]"
+WHITESPACE = r"[\s\p{Z}]+"
+
+# What a split at punctuation does to spacing, undone as far as a rule can
+# (RE2, in the graph): "ein T - Shirt ( rot ) , 3 . 5 m ." -> "ein T-Shirt
+# (rot), 3.5 m." Approximate: a spaced dash between words is joined too,
+# and quotes stay spaced. (RE2's \w is ASCII only: letters and digits are
+# \p{L} and \p{N}. The last rule runs twice, for "grün - weiß - rote".)
+UNSPLIT_PUNCTUATION = (
+    (r"(\d) ([.,:]) (\d)", r"\1\2\3"),
+    (r" ([.,!?;:%)\]}])", r"\1"),
+    (r"([(\[{]) ", r"\1"),
+    (r"([\p{L}\p{N}]) ([-'’/]) ([\p{L}\p{N}])", r"\1\2\3"),
+    (r"([\p{L}\p{N}]) ([-'’/]) ([\p{L}\p{N}])", r"\1\2\3"),
+)
+
+
+def unsplit_punctuation(text):
+    """Takes out the spaces that `UNSPLIT_PUNCTUATION` undoes: string [B]."""
+    for pattern, rewrite in UNSPLIT_PUNCTUATION:
+        text = tf.strings.regex_replace(text, pattern, rewrite)
+    return text
+
+
+def split_words(strings, lowercase=False, split_punctuation=False):
+    """The words of each string, as a word shortlist reads them: split on
+    whitespace, and also around punctuation if `split_punctuation`,
+    optionally lowercased: `tf.RaggedTensor` of strings [B, None]."""
+    strings = tf.convert_to_tensor(strings, dtype=tf.string)
+    if lowercase:
+        strings = tf.strings.lower(strings, encoding="utf-8")
+    if split_punctuation:
+        return tf_text.regex_split(
+            strings, f"{WHITESPACE}|{PUNCTUATION}", PUNCTUATION
+        )
+    # Not `WhitespaceTokenizer`: in tensorflow-text 2.20 it splits inside
+    # multi-byte spaces ("Madagascar\xa02" -> b"Madagascar\xc2", "2").
+    return tf_text.regex_split(strings, WHITESPACE)
+
+
 class VocabularyFileTokenizer(Tokenizer):
     """A tokenizer defined by one vocabulary file (a token per line, the
     reserved tokens first, id = line number) and a lowercasing option."""
@@ -184,12 +227,12 @@ class VocabularyFileTokenizer(Tokenizer):
         self._tokens = _file_table(self.vocab_asset, key_is_line=False)
 
     @classmethod
-    def _from_tokens(cls, tokens, directory, lowercase):
+    def _from_tokens(cls, tokens, directory, **options):
         """Writes the vocabulary file and config, and loads the tokenizer."""
         directory = pathlib.Path(directory)
         directory.mkdir(parents=True, exist_ok=True)
         _write_vocabulary(directory / cls.VOCAB_FILE, tokens)
-        tokenizer = cls(directory, lowercase=lowercase)
+        tokenizer = cls(directory, **options)
         tokenizer.save(directory)
         return tokenizer
 
@@ -207,41 +250,63 @@ class VocabularyFileTokenizer(Tokenizer):
 class WordTokenizer(VocabularyFileTokenizer):
     """The papers' word shortlist (Bahdanau 4.1: 30,000; Luong 4.1: 50,000).
 
-    Text is split on whitespace (`tensorflow_text.WhitespaceTokenizer`, for
-    text that is already tokenised, such as Multi30k's `tok/` files),
-    optionally lowercased; words outside the shortlist become <unk>.
-    Detokenization joins words with single spaces.
+    Text is split on whitespace (Unicode's, in the graph with
+    `tensorflow_text.regex_split`), for text that is already tokenised, such
+    as Multi30k's `tok/` files; with `split_punctuation`, also around
+    punctuation and symbols, for raw text. Optionally lowercased; words
+    outside the shortlist become <unk>. Detokenization joins words with
+    single spaces (and with `split_punctuation` takes out the spaces before
+    and after punctuation that `UNSPLIT_PUNCTUATION` knows).
     """
 
     kind = "word"
     VOCAB_FILE = "vocab.txt"
 
-    def __init__(self, directory, lowercase=False):
+    def __init__(self, directory, lowercase=False, split_punctuation=False):
         super().__init__(directory, lowercase)
-        self._splitter = tf_text.WhitespaceTokenizer()
+        self.split_punctuation = split_punctuation
+        if split_punctuation:
+            self.options["split_punctuation"] = True
 
     @classmethod
     def build(
-        cls, texts, directory, max_size=30000, min_count=1, lowercase=False
+        cls,
+        texts,
+        directory,
+        max_size=30000,
+        min_count=1,
+        lowercase=False,
+        split_punctuation=False,
+        chunk=8192,
     ):
         """Learns the shortlist: the `max_size` entries (reserved ones
-        included) most frequent words with at least `min_count` occurrences;
-        ties are broken alphabetically, so the result is deterministic."""
+        included) most frequent words with at least `min_count` occurrences,
+        the words split as `tokenize` splits them; ties are broken
+        alphabetically, so the result is deterministic."""
+        texts = list(texts)
         counts = collections.Counter()
-        for text in texts:
-            counts.update((text.lower() if lowercase else text).split())
+        for start in range(0, len(texts), chunk):
+            words = split_words(
+                texts[start : start + chunk], lowercase, split_punctuation
+            )
+            counts.update(words.flat_values.numpy().tolist())
         ranked = sorted(
             (item for item in counts.items() if item[1] >= min_count),
             key=lambda item: (-item[1], item[0]),
         )
-        words = [word for word, _ in ranked[: max_size - len(RESERVED_TOKENS)]]
-        return cls._from_tokens(words, directory, lowercase)
+        words = [
+            word.decode("utf-8", "replace")
+            for word, _ in ranked[: max_size - len(RESERVED_TOKENS)]
+        ]
+        return cls._from_tokens(
+            words,
+            directory,
+            lowercase=lowercase,
+            split_punctuation=split_punctuation,
+        )
 
     def tokens(self, strings):
-        strings = tf.convert_to_tensor(strings, dtype=tf.string)
-        if self.lowercase:
-            strings = tf.strings.lower(strings, encoding="utf-8")
-        return self._splitter.tokenize(strings)
+        return split_words(strings, self.lowercase, self.split_punctuation)
 
     def tokenize(self, strings):
         words = self.tokens(strings)
@@ -253,17 +318,8 @@ class WordTokenizer(VocabularyFileTokenizer):
     def detokenize(self, ids):
         ids = strip_special(ids)
         words = ids.with_flat_values(self._tokens.lookup(ids.flat_values))
-        return tf.strings.reduce_join(words, axis=-1, separator=" ")
-
-
-# What WordPiece's split at punctuation does to spacing, undone as far as a
-# rule can (RE2, in the graph): "ein T - Shirt ( rot ) ." -> "ein T-Shirt
-# (rot)." Approximate: a spaced dash between words is joined too.
-UNSPLIT_PUNCTUATION = (
-    (r" ([.,!?;:%)\]}])", r"\1"),
-    (r"([(\[{]) ", r"\1"),
-    (r"(\w) ([-'’/]) (\w)", r"\1\2\3"),
-)
+        text = tf.strings.reduce_join(words, axis=-1, separator=" ")
+        return unsplit_punctuation(text) if self.split_punctuation else text
 
 
 class WordPieceTokenizer(VocabularyFileTokenizer):
@@ -303,7 +359,7 @@ class WordPieceTokenizer(VocabularyFileTokenizer):
             reserved_tokens=list(RESERVED_TOKENS),
             bert_tokenizer_params={"lower_case": lowercase},
         )
-        return cls._from_tokens(pieces, directory, lowercase)
+        return cls._from_tokens(pieces, directory, lowercase=lowercase)
 
     def tokenize(self, strings):
         ids = self._tokenizer.tokenize(tf.convert_to_tensor(strings, tf.string))
@@ -316,9 +372,7 @@ class WordPieceTokenizer(VocabularyFileTokenizer):
     def detokenize(self, ids):
         words = self._tokenizer.detokenize(strip_special(ids))
         text = tf.strings.reduce_join(words, axis=-1, separator=" ")
-        for pattern, rewrite in UNSPLIT_PUNCTUATION:
-            text = tf.strings.regex_replace(text, pattern, rewrite)
-        return text
+        return unsplit_punctuation(text)
 
 
 def _train_sentencepiece(texts, vocab_size, model_type, seed, normalization):
@@ -492,14 +546,30 @@ def load_tokenizer(directory):
 
 
 def build_tokenizer(
-    kind, texts, directory, vocab_size, lowercase=False, seed=0
+    kind,
+    texts,
+    directory,
+    vocab_size,
+    lowercase=False,
+    seed=0,
+    split_punctuation=False,
 ):
     """Builds a tokenizer of `kind` ("word", "wordpiece", "sentencepiece")
     from training `texts` and saves it to `directory`. `lowercase`: word and
-    wordpiece lowercase; sentencepiece case-folds (`nmt_nfkc_cf`)."""
+    wordpiece lowercase; sentencepiece case-folds (`nmt_nfkc_cf`).
+    `split_punctuation`: word only (the others split it already)."""
+    if split_punctuation and kind != "word":
+        raise ValueError(
+            f"split_punctuation is a word tokenizer option; {kind} splits "
+            "punctuation itself"
+        )
     if kind == "word":
         return WordTokenizer.build(
-            texts, directory, max_size=vocab_size, lowercase=lowercase
+            texts,
+            directory,
+            max_size=vocab_size,
+            lowercase=lowercase,
+            split_punctuation=split_punctuation,
         )
     if kind == "wordpiece":
         return WordPieceTokenizer.build(
