@@ -8,8 +8,8 @@ writes `OUTPUT_DIR/source/` and `OUTPUT_DIR/target/` (each loadable with
 `seq2seq_attn.data.load_tokenizer`, and what `train --vocab_dir` takes) from
 a seeded sample of at most `--sample_lines` training pairs spread over the
 whole corpus, read as the trainer reads it (a pre-pass over the files, then
-the sampled lines only). Prints what was read and, for named corpora, the
-<unk> rate on the validation split.
+the sampled lines only). Prints what was read and the <unk> rate on the
+validation pairs (of a named corpus or TFDS dataset).
 """
 
 import pathlib
@@ -30,7 +30,14 @@ flags.DEFINE_string(
 flags.DEFINE_string(
     "tsv_file", None, "Tab-separated pairs (.txt or .gz; comma-separated)."
 )
-flags.DEFINE_string("data_dir", None, "Local corpus directory (no download).")
+flags.DEFINE_string(
+    "tfds_dataset",
+    None,
+    "A TFDS translation dataset (its train split), e.g. wmt14_translate/de-en.",
+)
+flags.DEFINE_string(
+    "data_dir", None, "Local corpus directory (no download); TFDS's, too."
+)
 flags.DEFINE_enum(
     "invalid_utf8", "error", ["error", "replace", "skip"], "Invalid UTF-8."
 )
@@ -51,6 +58,11 @@ flags.DEFINE_bool(
     False,
     "Lowercase (word, wordpiece) or case-fold (sentencepiece).",
 )
+flags.DEFINE_bool(
+    "split_punctuation",
+    False,
+    "word: also split at punctuation (the papers' shortlists on raw text).",
+)
 flags.DEFINE_integer(
     "sample_lines",
     1_000_000,
@@ -65,8 +77,8 @@ def main(argv):
     from seq2seq_attn.data.tokenizers import unk_rate
     from seq2seq_attn.data.training_data import (
         build_vocabularies,
-        named_corpus,
         parallel_text,
+        validation_corpus,
     )
     from seq2seq_attn.training.config import DataConfig
 
@@ -78,12 +90,14 @@ def main(argv):
         train_source_file=FLAGS.source_file,
         train_target_file=FLAGS.target_file,
         train_tsv_file=FLAGS.tsv_file,
+        tfds_dataset=FLAGS.tfds_dataset,
         data_dir=FLAGS.data_dir,
         invalid_utf8=FLAGS.invalid_utf8,
         tokenizer=FLAGS.tokenizer,
         source_vocab_size=FLAGS.vocab_size,
         target_vocab_size=FLAGS.target_vocab_size or FLAGS.vocab_size,
         lowercase=FLAGS.lowercase,
+        split_punctuation=FLAGS.split_punctuation,
         vocab_sample_lines=FLAGS.sample_lines,
     )
     text = parallel_text(data)
@@ -93,8 +107,8 @@ def main(argv):
     print(f"sampled {len(sample[0]):,} of {scan.pairs:,} pairs")
     output = pathlib.Path(FLAGS.output_dir)
     tokenizers = build_vocabularies(data, output, sample)
-    if FLAGS.corpus:
-        validation = named_corpus(data, "val")
+    validation = validation_corpus(data)
+    if validation is not None:
         for tokenizer, side, held_out in zip(
             tokenizers,
             ("source", "target"),
@@ -102,7 +116,7 @@ def main(argv):
             strict=True,
         ):
             rate = unk_rate(tokenizer, held_out)
-            print(f"{side} <unk> rate on {FLAGS.corpus} val: {rate:.2%}")
+            print(f"{side} <unk> rate on the validation pairs: {rate:.2%}")
 
 
 if __name__ == "__main__":

@@ -3,6 +3,8 @@
     python -m seq2seq_attn.evaluate --model_dir=runs/m30k_rnnsearch \
         --src=test.en --ref=test.de --bleu_tokenize=none \
         [--gold_alignments=gold.talp] [--heatmaps=0,1,2]
+    python -m seq2seq_attn.evaluate --model_dir=runs/rnnsearch50 \
+        --test_set=wmt14        # newstest2014, from sacreBLEU's registry
 
 Prints sacreBLEU BLEU and chrF with their signatures and BLEU by source
 length (Bahdanau Fig. 2, Luong Fig. 6) as a table, and writes to
@@ -24,6 +26,17 @@ FLAGS = flags.FLAGS
 flags.DEFINE_string("src", None, "Source sentences, one per line (.gz too).")
 flags.DEFINE_string("ref", None, "Reference translations, line-aligned.")
 flags.DEFINE_string(
+    "test_set",
+    None,
+    "A sacreBLEU test set instead of --src/--ref, e.g. wmt14 (newstest2014), "
+    "downloaded once into ~/.sacrebleu ($SACREBLEU).",
+)
+flags.DEFINE_string(
+    "langpair",
+    None,
+    "--test_set's language pair (default: the model's, e.g. en-fr).",
+)
+flags.DEFINE_string(
     "output_dir", None, "Where to write (default MODEL_DIR/eval)."
 )
 flags.DEFINE_enum(
@@ -40,7 +53,13 @@ flags.DEFINE_string("gold_alignments", None, "Gold alignments for AER.")
 flags.DEFINE_enum("alignment_format", "talp", ["talp", "naacl"], "Gold format.")
 flags.DEFINE_bool("gold_source_first", True, "Gold links are source-target.")
 flags.DEFINE_bool("gold_one_based", False, "Gold indices count from 1.")
-flags.mark_flags_as_required(["src", "ref"])
+flags.register_multi_flags_validator(
+    ["src", "ref", "test_set"],
+    lambda values: (
+        bool(values["test_set"]) != bool(values["src"] and values["ref"])
+    ),
+    "give --src and --ref, or --test_set",
+)
 
 
 def forced_alignment_links(translator, sources, references):
@@ -132,6 +151,21 @@ def _alignment_error_rate(translator, corpus):
     return rate
 
 
+def _test_files():
+    """`(source_path, reference_path)`: --src and --ref, or --test_set's
+    files in --langpair (by default the first model's languages)."""
+    if not FLAGS.test_set:
+        return FLAGS.src, FLAGS.ref
+    from seq2seq_attn.evaluation.test_sets import named_test_set
+    from seq2seq_attn.training.config import RunConfig
+
+    langpair = FLAGS.langpair
+    if not langpair:
+        data = RunConfig.load(FLAGS.model_dir[0]).data
+        langpair = f"{data.source}-{data.target}"
+    return named_test_set(FLAGS.test_set, langpair)
+
+
 def main(argv):
     if len(argv) > 1:
         raise app.UsageError(f"unexpected arguments: {argv[1:]}")
@@ -145,7 +179,7 @@ def main(argv):
     from seq2seq_attn.evaluation.plots import bleu_by_length_plot
 
     try:
-        corpus = read_parallel_files(FLAGS.src, FLAGS.ref)
+        corpus = read_parallel_files(*_test_files())
         translator = translator_flags.translator_from_flags("evaluate")
     except (ValueError, FileNotFoundError) as error:
         print(f"error: {error}", file=sys.stderr)

@@ -124,3 +124,22 @@ def raw_model_dir(tmp_path_factory):
         "--source_vocab_size=700",
         "--target_vocab_size=700",
     )
+
+
+def sacrebleu_cache(directory, name, langpair, sources, references):
+    """Writes test set `name` in `langpair` where sacreBLEU keeps what it
+    downloads (`directory` as $SACREBLEU), so that nothing downloads: the
+    files its registry reads, `sources` and `references` standing in for
+    the real set."""
+    from sacrebleu.dataset import DATASETS
+
+    dataset = DATASETS[name]
+    fields = dataset.fieldnames(langpair)
+    outdir = pathlib.Path(directory) / name
+    outdir.mkdir(parents=True, exist_ok=True)
+    columns = {"src": sources, "ref": references}
+    for field in fields:
+        lines = columns.get(field, ["x"] * len(sources))
+        filename = f"{name.replace('/', '_')}.{langpair}.{field}"
+        (outdir / filename).write_text("".join(f"{line}\n" for line in lines))
+    return outdir

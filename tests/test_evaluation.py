@@ -1,9 +1,11 @@
 import json
+import os
 import subprocess
 import sys
 
 import numpy as np
 import pytest
+from conftest import sacrebleu_cache
 
 from seq2seq_attn.evaluation.alignment_error_rate import (
     alignment_error_rate,
@@ -131,23 +133,42 @@ def test_evaluate_cli(trained_model_dir, tmp_path):
 
 
 @pytest.mark.slow
-def test_evaluate_cli_names_an_ensemble(trained_model_dir, tmp_path):
-    (tmp_path / "src").write_text("a man is riding a bike .\n")
-    (tmp_path / "ref").write_text("ein mann fährt fahrrad .\n")
+def test_evaluate_cli_names_an_ensemble_and_reads_a_named_test_set(
+    trained_model_dir, tmp_path
+):
+    # newstest2014 from sacreBLEU's registry, as it would be after its
+    # download (two Multi30k lines standing in), in the model's en-de.
+    sources = ["a man is riding a bike .", "two dogs run on the grass ."]
+    references = ["ein mann fährt fahrrad .", "zwei hunde laufen ."]
+    sacrebleu_cache(
+        tmp_path / "sacrebleu", "wmt14", "en-de", sources, references
+    )
+    environment = {**os.environ, "SACREBLEU": str(tmp_path / "sacrebleu")}
     result = subprocess.run(
         [
             sys.executable,
             "-m",
             "seq2seq_attn.evaluate",
             f"--model_dir={trained_model_dir},{trained_model_dir}",
-            f"--src={tmp_path / 'src'}",
-            f"--ref={tmp_path / 'ref'}",
+            "--test_set=wmt14",
             f"--output_dir={tmp_path / 'eval'}",
         ],
         capture_output=True,
         text=True,
         timeout=600,
+        env=environment,
     )
     assert result.returncode == 0, result.stderr[-3000:]
     name = trained_model_dir.name
     assert f"ensemble of {name} + {name}" in result.stdout
+    metrics = json.loads((tmp_path / "eval" / "metrics.json").read_text())
+    assert metrics["sentences"] == 2
+
+
+def test_named_test_sets_fail_clearly():
+    from seq2seq_attn.evaluation.test_sets import named_test_set
+
+    with pytest.raises(ValueError, match="no test set 'wmt99'.*wmt14"):
+        named_test_set("wmt99", "en-de")
+    with pytest.raises(ValueError, match="wmt14 has no language pair 'en-xx'"):
+        named_test_set("wmt14", "en-xx")

@@ -55,6 +55,7 @@ from seq2seq_attn.data.corpora import (
 from seq2seq_attn.data.text_stream import ParallelText, TfdsText
 from seq2seq_attn.data.text_to_ids import sentence_ids
 from seq2seq_attn.data.tokenizers import build_tokenizer, load_tokenizer
+from seq2seq_attn.evaluation.test_sets import named_test_set
 
 ESTIMATE_SAMPLE = 50_000
 TOKENIZE_CHUNK = 256
@@ -232,6 +233,7 @@ def build_vocabularies(data, vocab_dir, sample, log=print):
             sizes[side],
             lowercase=data.lowercase,
             seed=0,
+            split_punctuation=data.split_punctuation,
         )
         log(
             f"built the {side} {data.tokenizer} vocabulary from "
@@ -479,10 +481,12 @@ def _train_stream(data, text, tokenizers, options, seed, shards, index):
     )
 
 
-def _validation(data, tokenizers):
-    """The validation pairs (the first `valid_max_sentences`) in memory,
-    and their batches in order."""
-    if data.tfds_dataset:
+def validation_corpus(data):
+    """The validation pairs of `data` in memory (the first
+    `valid_max_sentences`), or None without any."""
+    if data.valid_test_sets:
+        corpus = _test_sets_corpus(data)
+    elif data.tfds_dataset:
         text = dataclasses.replace(parallel_text(data), split="validation")
         corpus = ParallelCorpus(*text.sample(1 << 31), ReadReport())
     elif data.corpus:
@@ -494,11 +498,37 @@ def _validation(data, tokenizers):
             invalid_utf8=data.invalid_utf8,
         )
     else:
-        return None, None
+        return None
     if data.valid_max_sentences:
         corpus = corpus.subset(
             range(min(len(corpus), data.valid_max_sentences))
         )
+    return corpus
+
+
+def _test_sets_corpus(data):
+    """The sacreBLEU test sets of `data.valid_test_sets`, one after another."""
+    sources, targets, reports = [], [], []
+    for name in _file_list(data.valid_test_sets):
+        files = named_test_set(name, f"{data.source}-{data.target}")
+        corpus = read_parallel_files(*files, invalid_utf8=data.invalid_utf8)
+        sources += corpus.sources
+        targets += corpus.targets
+        reports.append(corpus.report)
+    counts = {
+        field.name: sum(getattr(report, field.name) for report in reports)
+        for field in dataclasses.fields(ReadReport)
+        if field.name != "source"
+    }
+    names = " + ".join(report.source for report in reports)
+    return ParallelCorpus(sources, targets, ReadReport(names, **counts))
+
+
+def _validation(data, tokenizers):
+    """The validation pairs and their batches, in order."""
+    corpus = validation_corpus(data)
+    if corpus is None:
+        return None, None
     encoded = encode_corpus(corpus, *tokenizers, None, None)
     batches = make_dataset(encoded, batch_size=64, sort_window=1, shuffle=False)
     return corpus, batches

@@ -30,6 +30,7 @@ RESUMABLE = {
             "vocab_sample_lines",
             "valid_source_file",
             "valid_target_file",
+            "valid_test_sets",
             "valid_max_sentences",
             "bleu_tokenize",
         }
@@ -89,16 +90,25 @@ class DataConfig:
             of the corpus (k = pairs / max_train_pairs, rounded up), so that
             each of its sub-corpora keeps its share (0: all).
         valid_source_file, valid_target_file: line-aligned validation files.
+        valid_test_sets: validate on sacreBLEU test sets instead, in the
+            direction `source`-`target`: comma-separated, concatenated,
+            e.g. "wmt12,wmt13" (Bahdanau 4.1's newstest2012 and 2013);
+            downloaded once into ~/.sacrebleu.
         data_dir: a local corpus directory (no download); for
             `tfds_dataset`, TFDS's data directory.
         invalid_utf8: "error", "replace" or "skip".
         tokenizer: "sentencepiece" (raw text in and out, normalised in the
             graph), "wordpiece", or "word" (a shortlist of whitespace-split
-            words, for pre-tokenised text).
+            words, for pre-tokenised text, or with `split_punctuation` for
+            raw text).
         source_vocab_size, target_vocab_size: entries, reserved included
             (30,000 in Bahdanau 4.1, 50,000 in Luong 4.1).
         lowercase: lowercase (word, wordpiece) or case-fold
             (sentencepiece).
+        split_punctuation: word only: also split words at punctuation and
+            symbols, in the graph (the papers' word shortlists on raw text,
+            close to the Moses tokenizer they ran beforehand); the spaces
+            it puts in are taken out of translations by rule.
         vocab_dir: prebuilt vocabularies (`source/`, `target/`, as
             `build_vocab` writes them) to copy into the model directory
             instead of building them.
@@ -135,12 +145,14 @@ class DataConfig:
     max_train_pairs: int = 0
     valid_source_file: str | None = None
     valid_target_file: str | None = None
+    valid_test_sets: str | None = None
     data_dir: str | None = None
     invalid_utf8: str = "error"
     tokenizer: str = "sentencepiece"
     source_vocab_size: int = 30000
     target_vocab_size: int = 30000
     lowercase: bool = False
+    split_punctuation: bool = False
     vocab_dir: str | None = None
     vocab_sample_lines: int = 1_000_000
     shuffle_buffer: int = 20_000
@@ -170,6 +182,11 @@ class DataConfig:
         _check(
             self.vocab_sample_lines > 0,
             "data: vocab_sample_lines must be positive",
+        )
+        _check(
+            self.tokenizer == "word" or not self.split_punctuation,
+            f"data: split_punctuation is a word tokenizer option; "
+            f"{self.tokenizer} splits punctuation itself",
         )
         _check(self.batch_size > 0, "data: batch_size must be positive")
         _check(self.sort_window > 0, "data: sort_window must be positive")
