@@ -69,6 +69,13 @@ def run_config_from_flags():
     values = {section: {} for section in SECTIONS}
     for name, section in FLAG_SECTIONS.items():
         values[section][name] = FLAGS[name].value
+    other_source = any(
+        FLAGS[name].value
+        for name in ("train_source_file", "train_tsv_file", "tfds_dataset")
+    )
+    if other_source and not FLAGS["corpus"].present:
+        # --corpus's default (multi30k) gives way to the files or dataset.
+        values["data"]["corpus"] = None
     data = DataConfig(**values["data"])
     model = ModelConfig(
         source_vocab_size=data.source_vocab_size,

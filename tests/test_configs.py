@@ -59,6 +59,13 @@ def test_bahdanau_recipe_values():
     assert (run.model.embedding_dim, run.model.hidden_units) == (620, 1000)
     assert (run.model.maxout_units, run.model.attention_units) == (500, 1000)
     assert run.data.source_vocab_size == run.data.target_vocab_size == 30000
+    # Sec. 4.1: WMT'14 en->fr, about 12M pairs, newstest2012+2013 to
+    # validate, a word shortlist after tokenisation.
+    assert run.data.tfds_dataset == "wmt14_translate/fr-en"
+    assert (run.data.source, run.data.target) == ("en", "fr")
+    assert run.data.max_train_pairs == 12_000_000
+    assert run.data.valid_test_sets == "wmt12,wmt13"
+    assert run.data.tokenizer == "word" and run.data.split_punctuation
 
 
 def test_luong_recipe_values():
@@ -74,3 +81,8 @@ def test_luong_recipe_values():
     base = run_config_from_flagfile(CONFIGS / "luong" / "base.flags")
     assert (base.train.epochs, base.train.halve_after_epochs) == (10, 5)
     assert base.data.source_vocab_size == 50000
+    for data in (run.data, base.data):
+        # Sec. 4.1: WMT'14 en->de (4.5M pairs), newstest2013 to validate.
+        assert data.tfds_dataset == "wmt14_translate/de-en"
+        assert (data.source, data.target) == ("en", "de")
+        assert data.tokenizer == "word" and data.split_punctuation

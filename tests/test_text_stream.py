@@ -3,19 +3,24 @@ stream of pairs, workers' shares, and bounded iterator checkpoints."""
 
 import dataclasses
 import gzip
+import pathlib
 
 import pytest
 import tensorflow as tf
-from conftest import SHARED_DATA
+from conftest import SHARED_DATA, sacrebleu_cache
 
 from seq2seq_attn.data import (
     EOS_ID,
     ParallelText,
     encode_corpus,
+    load_corpus,
     read_parallel_files,
 )
-from seq2seq_attn.data.training_data import training_data
+from seq2seq_attn.data.training_data import training_data, validation_corpus
+from seq2seq_attn.train import run_config_from_flagfile
 from seq2seq_attn.training.config import DataConfig
+
+CONFIGS = pathlib.Path(__file__).resolve().parents[1] / "configs"
 
 
 def _write(path, lines, newline=b"\n"):
@@ -352,12 +357,11 @@ def test_max_train_pairs_takes_every_kth_pair(tmp_path):
     assert got == expected
 
 
-def test_a_tfds_dataset_trains_in_the_direction_of_the_language_flags(
-    tmp_path,
-):
+def test_luongs_recipe_trains_on_a_tfds_dataset_in_its_direction(tmp_path):
+    # configs/luong/: WMT'14 de-en through TFDS, English -> German, words
+    # split at punctuation; raw Multi30k pairs stand in for WMT's.
     tfds = pytest.importorskip("tensorflow_datasets")
-    english, german = _multi30k_files(tmp_path, 320)
-    pairs = read_parallel_files(english, german)
+    pairs = load_corpus("multi30k", "train", "en", "de", data_dir=SHARED_DATA)
     splits = {"train": pairs.subset(range(300))}
     splits["validation"] = pairs.subset(range(300, 320))
 
@@ -368,12 +372,9 @@ def test_a_tfds_dataset_trains_in_the_direction_of_the_language_flags(
             {"de": corpus.targets, "en": corpus.sources}
         )
 
-    config = DataConfig(
-        corpus=None,
-        tfds_dataset="wmt14_translate/de-en",
-        source="en",
-        target="de",
-        tokenizer="word",
+    recipe = run_config_from_flagfile(CONFIGS / "luong" / "base.flags").data
+    config = dataclasses.replace(
+        recipe,
         source_vocab_size=400,
         target_vocab_size=400,
         batch_size=16,
@@ -393,7 +394,8 @@ def test_a_tfds_dataset_trains_in_the_direction_of_the_language_flags(
     source_words = (tmp_path / "vocab/source/vocab.txt").read_text().split()
     target_words = (tmp_path / "vocab/target/vocab.txt").read_text().split()
     assert "man" in source_words and "man" not in target_words
-    assert "mann" in target_words and "mann" not in source_words
+    assert "Mann" in target_words and "Mann" not in source_words
+    assert "." in target_words and "Mann." not in target_words
     assert source.shape[0] == target.shape[0] == 16
     assert data.validation.sources == splits["validation"].sources
     assert data.validation.targets == splits["validation"].targets
@@ -403,3 +405,27 @@ def test_a_tfds_dataset_trains_in_the_direction_of_the_language_flags(
     with tfds.testing.mock_data(as_dataset_fn=as_dataset):
         with pytest.raises(ValueError, match="has no language 'fr'"):
             training_data(bad, tmp_path / "v2", tmp_path / "e2.json")
+
+
+def test_bahdanaus_recipe_validates_on_newstest2012_and_2013(
+    tmp_path, monkeypatch
+):
+    # configs/bahdanau/ (Sec. 4.1): both test sets, one after the other,
+    # from sacreBLEU's registry (written where it keeps its downloads).
+    from sacrebleu.dataset import DATASETS
+
+    val = load_corpus("multi30k", "val", "en", "fr", data_dir=SHARED_DATA)
+    for name, lines in (("wmt12", range(0, 5)), ("wmt13", range(5, 12))):
+        part = val.subset(lines)
+        outdir = sacrebleu_cache(
+            tmp_path, name, "en-fr", part.sources, part.targets
+        )
+        monkeypatch.setattr(DATASETS[name], "_outdir", str(outdir))
+    recipe = run_config_from_flagfile(
+        CONFIGS / "bahdanau" / "rnnsearch50.flags"
+    )
+    corpus = validation_corpus(recipe.data)
+    assert corpus.sources == val.sources[:12]
+    assert corpus.targets == val.targets[:12]
+    assert corpus.report.read == corpus.report.kept == 12
+    assert "wmt12.en-fr.src" in corpus.report.source
