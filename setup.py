@@ -15,6 +15,9 @@ VERSION = re.search(
 TFDS = ["tensorflow-datasets>=4.9.10"]
 TEST = TFDS + [
     "pytest>=8",
+    # Two test files at a time (the CI machine's two cores): --dist loadfile
+    # keeps a file's module fixtures in one process.
+    "pytest-xdist>=3.5",
     "jax[cpu]>=0.4.30",
     "ruff>=0.6",
     "nbclient>=0.10",
