@@ -11,6 +11,8 @@ directory with a checkpoint resumes from it.
 """
 
 import dataclasses
+import inspect
+import re
 import sys
 import typing
 
@@ -40,16 +42,38 @@ def _kind(annotation):
     return str
 
 
+def attribute_docs(cls):
+    """{field: its description} from the "Attributes:" section of a class
+    docstring (Google style; "a, b: text" describes both a and b)."""
+    lines = inspect.getdoc(cls).splitlines()
+    start = lines.index("Attributes:") + 1 if "Attributes:" in lines else None
+    docs, names = {}, []
+    for line in lines[start:] if start else []:
+        if not line.startswith("    "):
+            break  # the section ends where the indentation does
+        entry = re.match(r"    ([\w, ]+): (.*)", line)
+        if entry and not line.startswith("     "):
+            names = [name.strip() for name in entry.group(1).split(",")]
+            for name in names:
+                docs[name] = entry.group(2)
+        else:
+            for name in names:
+                docs[name] += " " + line.strip()
+    return docs
+
+
 def _define_flags():
-    """One absl flag per config field, with the field's default."""
+    """One absl flag per config field, with the field's default and the
+    config docstring's description."""
     defined = {}
     for section, kind in SECTIONS.items():
         hints = typing.get_type_hints(kind)
+        docs = attribute_docs(kind)
         for field in dataclasses.fields(kind):
             if section == "model" and field.name in _DERIVED:
                 continue
             flag_kind = _kind(hints[field.name])
-            help_text = f"{kind.__name__}.{field.name}"
+            help_text = docs.get(field.name, f"{kind.__name__}.{field.name}")
             define = {
                 bool: flags.DEFINE_bool,
                 int: flags.DEFINE_integer,

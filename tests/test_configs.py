@@ -86,3 +86,20 @@ def test_luong_recipe_values():
         assert data.tfds_dataset == "wmt14_translate/de-en"
         assert (data.source, data.target) == ("en", "de")
         assert data.tokenizer == "word" and data.split_punctuation
+
+
+def test_every_flag_is_explained_by_its_config_docstring():
+    import dataclasses
+
+    from absl import flags
+
+    from seq2seq_attn.train import FLAG_SECTIONS, SECTIONS, attribute_docs
+
+    for section, kind in SECTIONS.items():
+        docs = attribute_docs(kind)
+        for field in dataclasses.fields(kind):
+            assert len(docs.get(field.name, "")) > 10, (kind, field.name)
+            if FLAG_SECTIONS.get(field.name) == section:
+                assert flags.FLAGS[field.name].help == docs[field.name]
+    help_text = flags.FLAGS["batch_size"].help
+    assert help_text.startswith("sentences per batch (80 in Bahdanau B.2")
