@@ -13,8 +13,11 @@ validation pairs (of a named corpus or TFDS dataset).
 """
 
 import pathlib
+import sys
 
 from absl import app, flags
+
+from seq2seq_attn import cli
 
 FLAGS = flags.FLAGS
 flags.DEFINE_string("corpus", None, "Named corpus: multi30k or anki.")
@@ -73,7 +76,19 @@ flags.mark_flag_as_required("output_dir")
 
 
 def main(argv):
-    del argv
+    if len(argv) > 1:
+        raise app.UsageError(f"unexpected arguments: {argv[1:]}")
+    from seq2seq_attn.data.download import DownloadError
+
+    try:
+        build_from_flags()
+    except (ValueError, FileNotFoundError, DownloadError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        sys.exit(2)
+
+
+def build_from_flags():
+    """Samples the corpus the flags name and writes its vocabularies."""
     from seq2seq_attn.data.tokenizers import unk_rate
     from seq2seq_attn.data.training_data import (
         build_vocabularies,
@@ -120,4 +135,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    app.run(main)
+    cli.run(main)

@@ -10,8 +10,9 @@ anti-diagonal.
 import time
 
 import numpy as np
-from absl import app, flags
+from absl import flags
 
+from seq2seq_attn import cli
 from seq2seq_attn.data.special_tokens import BOS_ID as BOS
 from seq2seq_attn.data.special_tokens import EOS_ID as EOS
 from seq2seq_attn.data.special_tokens import PAD_ID
@@ -133,4 +134,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    app.run(main)
+    cli.run(main)

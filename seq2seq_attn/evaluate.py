@@ -20,7 +20,7 @@ import sys
 
 from absl import app, flags, logging
 
-from seq2seq_attn import search_flags, translator_flags
+from seq2seq_attn import cli, search_flags, translator_flags
 
 FLAGS = flags.FLAGS
 flags.DEFINE_string("src", None, "Source sentences, one per line (.gz too).")
@@ -225,4 +225,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    app.run(main)
+    cli.run(main)

@@ -18,6 +18,7 @@ import typing
 
 from absl import app, flags, logging
 
+from seq2seq_attn import cli
 from seq2seq_attn.models.config import ModelConfig
 from seq2seq_attn.training.config import DataConfig, RunConfig, TrainConfig
 
@@ -135,6 +136,7 @@ def main(argv):
         count = build_model(run.model).count_params()
         print(f"{run.model.architecture}: {count:,} parameters")
         return
+    from seq2seq_attn.data.download import DownloadError
     from seq2seq_attn.training.divergence import TrainingDivergedError
     from seq2seq_attn.training.trainer import Trainer
 
@@ -142,7 +144,7 @@ def main(argv):
         trainer = Trainer(
             run, FLAGS.model_dir, strategy=strategy, flags_text=flags_text()
         )
-    except (ValueError, FileNotFoundError) as error:
+    except (ValueError, FileNotFoundError, DownloadError) as error:
         # Bad data or a model_dir of another run: say what, lose nothing.
         print(f"error: {error}", file=sys.stderr)
         sys.exit(2)
@@ -169,4 +171,4 @@ def run_config_from_flagfile(path, *extra_flags):
 
 
 if __name__ == "__main__":
-    app.run(main)
+    cli.run(main)

@@ -13,7 +13,7 @@ import sys
 
 from absl import app, flags, logging
 
-from seq2seq_attn import search_flags, translator_flags
+from seq2seq_attn import cli, search_flags, translator_flags
 
 FLAGS = flags.FLAGS
 flags.DEFINE_string(
@@ -73,4 +73,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    app.run(main)
+    cli.run(main)

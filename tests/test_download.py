@@ -3,7 +3,11 @@
 import functools
 import gzip
 import http.server
+import os
+import pathlib
 import shutil
+import subprocess
+import sys
 import threading
 
 import pytest
@@ -132,3 +136,38 @@ def test_unknown_file_is_named():
     assert all(
         entry.sha256 and len(entry.sha256) == 64 for entry in REGISTRY.values()
     )
+
+
+def test_training_offline_without_local_data_says_so_in_one_line(tmp_path):
+    # No network (the mirror is a closed port) and an empty cache: one
+    # line on how to point at local data, no traceback, and none of
+    # TensorFlow's start-up lines (CUDA probing, CPU features).
+    environment = {
+        key: value
+        for key, value in os.environ.items()
+        if key != "TF_CPP_MIN_LOG_LEVEL"
+    }
+    environment["SEQ2SEQ_ATTN_DATA_DIR"] = str(tmp_path / "empty")
+    environment["SEQ2SEQ_ATTN_MIRROR"] = "http://127.0.0.1:9"
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "seq2seq_attn.train",
+            "--flagfile=configs/quickstart.flags",
+            f"--model_dir={tmp_path / 'run'}",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=environment,
+        cwd=pathlib.Path(__file__).resolve().parents[1],
+    )
+    assert result.returncode == 2, result.stderr[-3000:]
+    lines = result.stderr.strip().splitlines()
+    assert "Traceback" not in result.stderr
+    assert lines[-1].startswith("error: could not download")
+    assert "--data_dir (or $SEQ2SEQ_ATTN_DATA_DIR)" in lines[-1]
+    assert "cpu_feature_guard" not in result.stderr
+    assert "cuda" not in result.stderr.lower()
+    assert not (tmp_path / "run").exists()

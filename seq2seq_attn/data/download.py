@@ -155,7 +155,9 @@ def download(remote, destination, mirror=None, timeout=60):
                         )
             except OSError as error:
                 raise DownloadError(
-                    f"could not download {url}: {error}"
+                    f"could not download {url}: {error}. Offline? Point "
+                    "--data_dir (or $SEQ2SEQ_ATTN_DATA_DIR) at a copy of "
+                    f"the corpora that holds {remote.path}"
                 ) from error
         if sys.stderr.isatty():
             sys.stderr.write("\n")

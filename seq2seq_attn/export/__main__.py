@@ -12,7 +12,7 @@ import sys
 
 from absl import app, flags, logging
 
-from seq2seq_attn import search_flags
+from seq2seq_attn import cli, search_flags
 
 FLAGS = flags.FLAGS
 flags.DEFINE_string("model_dir", None, "The trained model's directory.")
@@ -44,4 +44,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    app.run(main)
+    cli.run(main)
