@@ -62,6 +62,15 @@ SCRIPT = textwrap.dedent(
         np.testing.assert_allclose(np.asarray(step_logits), logits[:, 0],
                                    atol=1e-5)
         print(config.architecture, "trained, losses", losses)
+
+    from seq2seq_attn.decoding import beam_search, greedy_search
+    for search in (beam_search, greedy_search):
+        try:
+            search(form, source)
+        except RuntimeError as error:
+            assert "needs KERAS_BACKEND=tensorflow" in str(error), error
+        else:
+            raise AssertionError(f"{search.__name__} ran under JAX")
     print("JAX OK")
     """
 )

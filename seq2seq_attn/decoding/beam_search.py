@@ -23,6 +23,7 @@ from seq2seq_attn.decoding.search_step import (
     SearchResult,
     keep_static_shapes,
     max_output_lengths,
+    require_tensorflow_backend,
     top_candidates,
 )
 from seq2seq_attn.models.inference import map_rows
@@ -90,6 +91,7 @@ def beam_search(
     Returns:
         A `SearchResult`.
     """
+    require_tensorflow_backend("beam_search")
     if not 1 <= nbest <= beam_size:
         raise ValueError(
             f"nbest must be in [1, beam_size={beam_size}], got {nbest}"

@@ -8,6 +8,7 @@ from seq2seq_attn.decoding.search_step import (
     NEG_INF,
     SearchResult,
     max_output_lengths,
+    require_tensorflow_backend,
     top_candidates,
 )
 
@@ -28,6 +29,7 @@ def greedy_search(
     Returns:
         A `SearchResult` with N = 1.
     """
+    require_tensorflow_backend("greedy_search")
     source_ids = tf.convert_to_tensor(source_ids, tf.int32)
     limits = max_output_lengths(source_ids, max_length_a, max_length_b)
     with form.weights_cast_once():

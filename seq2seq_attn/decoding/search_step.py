@@ -13,6 +13,21 @@ from seq2seq_attn.models.inference import map_rows
 NEG_INF = float("-inf")
 
 
+def require_tensorflow_backend(what):
+    """Raises a clear error where Keras runs on another backend: the
+    searches are TensorFlow graphs (`tf.while_loop` over the model's
+    steps), and so are translate and the export."""
+    import keras
+
+    backend = keras.backend.backend()
+    if backend != "tensorflow":
+        raise RuntimeError(
+            f"{what} runs in TensorFlow and needs KERAS_BACKEND=tensorflow; "
+            f"Keras runs on {backend} here, where the layers, the models and "
+            "fit work, but not search, translate or the export"
+        )
+
+
 class SearchableForm(Protocol):
     """What a search needs of a model: `InferenceForm`, `EnsembleForm`.
 
