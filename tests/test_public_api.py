@@ -51,6 +51,7 @@ def test_subpackage_exports_are_importable_and_documented(name):
                     "build",
                     "get_config",
                     "compute_output_spec",
+                    "compute_mask",
                 ):
                     continue  # Keras protocol methods, documented on the class
                 assert inspect.getdoc(method), (

@@ -111,6 +111,9 @@ class BahdanauAttention(keras.layers.Layer):
             return ops.matmul(alignment[:, None], value)[:, 0], alignment
         return ops.matmul(alignment, value), alignment
 
+    def compute_mask(self, query, mask=None):
+        return mask, mask
+
     def compute_output_spec(self, query, value, value_mask=None, keys=None):
         prefix = tuple(query.shape[:-1])
         return (

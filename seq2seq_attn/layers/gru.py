@@ -74,6 +74,8 @@ class GRU(keras.layers.Layer):
         sequence_mask: boolean [B, T], True on real positions (padding at
             the end).
         initial_state: [B, n]; zeros by default.
+        mask: the Keras mask of `inputs` (from `Embedding(mask_zero=True)`),
+            filled in by Keras; used where `sequence_mask` is not given.
 
     Returns:
         `(outputs, final_state)`: outputs [B, T, n] (h_t, zero where masked),
@@ -115,9 +117,9 @@ class GRU(keras.layers.Layer):
             initializer=self.bias_initializer,
         )
 
-    def call(self, inputs, sequence_mask=None, initial_state=None):
+    def call(self, inputs, sequence_mask=None, initial_state=None, mask=None):
         batch, steps = ops.shape(inputs)[0], ops.shape(inputs)[1]
-        mask = sequence_mask
+        mask = mask if sequence_mask is None else sequence_mask
         if mask is None:
             mask = ops.ones((batch, steps), dtype="bool")
         if initial_state is None:
@@ -141,8 +143,11 @@ class GRU(keras.layers.Layer):
         outputs = time_major(states) * ops.cast(mask, states.dtype)[:, :, None]
         return outputs, final_state
 
+    def compute_mask(self, inputs, mask=None):
+        return mask, None
+
     def compute_output_spec(
-        self, inputs, sequence_mask=None, initial_state=None
+        self, inputs, sequence_mask=None, initial_state=None, mask=None
     ):
         return (
             keras.KerasTensor(
@@ -189,6 +194,8 @@ class BidirectionalGRU(keras.layers.Layer):
         inputs: source embeddings E x, [B, T, m]. One embedding matrix serves
             both directions (A.2.1).
         sequence_mask: boolean [B, T], True on real tokens, padding at the end.
+        mask: the Keras mask of `inputs` (from `Embedding(mask_zero=True)`),
+            filled in by Keras; used where `sequence_mask` is not given.
 
     Returns:
         `(annotations, backward_first)`: annotations [B, T, 2n], zero on
@@ -224,7 +231,8 @@ class BidirectionalGRU(keras.layers.Layer):
         self.forward.build(inputs_shape)
         self.backward.build(inputs_shape)
 
-    def call(self, inputs, sequence_mask=None):
+    def call(self, inputs, sequence_mask=None, mask=None):
+        sequence_mask = mask if sequence_mask is None else sequence_mask
         forward_states, _ = self.forward(inputs, sequence_mask=sequence_mask)
         backward_states, backward_first = self.backward(
             inputs, sequence_mask=sequence_mask
@@ -234,7 +242,10 @@ class BidirectionalGRU(keras.layers.Layer):
         )
         return annotations, backward_first
 
-    def compute_output_spec(self, inputs, sequence_mask=None):
+    def compute_mask(self, inputs, mask=None):
+        return mask, None
+
+    def compute_output_spec(self, inputs, sequence_mask=None, mask=None):
         return (
             keras.KerasTensor(
                 tuple(inputs.shape[:2]) + (2 * self.units,),

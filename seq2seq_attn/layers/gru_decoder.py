@@ -261,6 +261,10 @@ class GRUDecoder(keras.layers.Layer):
         previous = ops.concatenate([initial[None], states[:-1]], axis=0)
         return time_major(previous)
 
+    def compute_mask(self, target_embedding, mask=None):
+        # Every output is per target position: the target's Keras mask.
+        return (mask, mask) if self.attention is None else (mask,) * 3
+
     def compute_output_spec(
         self, target_embedding, memory, summary, memory_mask=None
     ):

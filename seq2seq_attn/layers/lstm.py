@@ -59,6 +59,8 @@ class StackedLSTM(keras.layers.Layer):
             unchanged and the outputs are zero.
         initial_state: flat tuple of 2L tensors [B, n]; zeros by default.
         training: whether dropout is on.
+        mask: the Keras mask of `inputs` (from `Embedding(mask_zero=True)`),
+            filled in by Keras; used where `sequence_mask` is not given.
 
     Returns:
         `(outputs, final_state)`: top-layer outputs [B, T, n] and the flat
@@ -190,9 +192,15 @@ class StackedLSTM(keras.layers.Layer):
         return inputs, tuple(new_state)
 
     def call(
-        self, inputs, sequence_mask=None, initial_state=None, training=None
+        self,
+        inputs,
+        sequence_mask=None,
+        initial_state=None,
+        training=None,
+        mask=None,
     ):
         batch, steps = ops.shape(inputs)[0], ops.shape(inputs)[1]
+        sequence_mask = mask if sequence_mask is None else sequence_mask
         if sequence_mask is None:
             sequence_mask = ops.ones((batch, steps), dtype="bool")
         if initial_state is None:
@@ -225,8 +233,16 @@ class StackedLSTM(keras.layers.Layer):
         )
         return outputs, tuple(final_state)
 
+    def compute_mask(self, inputs, mask=None):
+        return mask, None
+
     def compute_output_spec(
-        self, inputs, sequence_mask=None, initial_state=None, training=None
+        self,
+        inputs,
+        sequence_mask=None,
+        initial_state=None,
+        training=None,
+        mask=None,
     ):
         dtype = self.compute_dtype
         outputs = keras.KerasTensor(

@@ -182,6 +182,9 @@ class LuongAttention(keras.layers.Layer):
             return context[:, 0], alignment[:, 0]
         return context, alignment
 
+    def compute_mask(self, query, mask=None):
+        return mask, mask
+
     def compute_output_spec(
         self, query, value, value_mask=None, position=None, keys=None
     ):

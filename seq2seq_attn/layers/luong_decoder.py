@@ -36,8 +36,10 @@ class LuongDecoder(keras.layers.Layer):
     Call arguments:
         target_embedding: embeddings of y_0..y_{Ty-1}, [B, Ty, m].
         memory: source hidden states h_s, [B, Tx, Dv].
-        memory_mask: boolean [B, Tx].
-        initial_state: the encoder's final flat LSTM state (2L tensors).
+        memory_mask: boolean [B, Tx]; by default the Keras mask of `memory`
+            (from `Embedding(mask_zero=True)` through the encoder).
+        initial_state: the encoder's final flat LSTM state (2L tensors),
+            required (a keyword where `memory_mask` is left to Keras).
         training: whether dropout is on.
 
     Returns:
@@ -174,10 +176,14 @@ class LuongDecoder(keras.layers.Layer):
         self,
         target_embedding,
         memory,
-        memory_mask,
-        initial_state,
+        memory_mask=None,
+        initial_state=None,
         training=None,
     ):
+        if initial_state is None:
+            raise ValueError(
+                "LuongDecoder needs initial_state, the encoder's final state"
+            )
         keys = self.project_keys(memory)
         if not self.input_feeding:
             hidden, _ = self.lstm(
@@ -249,12 +255,16 @@ class LuongDecoder(keras.layers.Layer):
             )
         return inputs
 
+    def compute_mask(self, target_embedding, mask=None):
+        # Every output is per target position: the target's Keras mask.
+        return mask if self.attention is None else (mask, mask)
+
     def compute_output_spec(
         self,
         target_embedding,
         memory,
-        memory_mask,
-        initial_state,
+        memory_mask=None,
+        initial_state=None,
         training=None,
     ):
         batch, steps = target_embedding.shape[:2]

@@ -47,6 +47,7 @@ class MaxoutDeepOutput(keras.layers.Layer):
         **kwargs,
     ):
         super().__init__(**kwargs)
+        self.supports_masking = True  # per position: the state's mask
         self.units = units
         self.vocab_size = vocab_size
         self.pool_size = pool_size
