@@ -3,6 +3,7 @@
 import json
 import os
 import pathlib
+import re
 import signal
 import socket
 import subprocess
@@ -90,10 +91,24 @@ def _losses(model_dir):
     return losses
 
 
+def _check_progress_bar(output):
+    """The bar's last loss and tokens/s of each epoch are the epoch
+    line's: the mean over the epoch's tokens, not the last batch's."""
+    bars = re.findall(r"loss: ([\d.]+) - ppl: [\d.]+ - tok/s: ([\d.]+)", output)
+    lines = re.findall(r"\(([\d,.]+) tokens/s, mean loss ([\d.]+)\)", output)
+    assert len(bars) == len(lines) >= 2, output[-2000:]
+    for (loss, speed), (line_speed, line_loss) in zip(bars, lines, strict=True):
+        assert float(loss) == pytest.approx(float(line_loss), abs=1e-4)
+        assert float(speed) == pytest.approx(
+            float(line_speed.replace(",", "")), rel=1e-3
+        )
+
+
 @pytest.mark.slow
 def test_kill_9_then_resume_matches_an_uninterrupted_run(text_files, tmp_path):
     straight = tmp_path / "straight"
-    _run(_command(straight, *text_files))
+    output = _run(_command(straight, *text_files)).stdout
+    _check_progress_bar(output)
     expected = _losses(straight)
     steps = max(expected)
     assert steps > 20 and (straight / "best" / "metrics.json").is_file()

@@ -41,6 +41,7 @@ from seq2seq_attn.training.divergence import (
 )
 from seq2seq_attn.training.layout import ModelDir
 from seq2seq_attn.training.optimizers import make_optimizer
+from seq2seq_attn.training.progress import EpochMeter
 from seq2seq_attn.training.resume import (
     check_data_identity,
     resumable_changes,
@@ -429,7 +430,7 @@ class Trainer:
         self.log(f"epoch {epoch + 1}/{train.epochs}")
         log_lines = []
         window = [0.0, time.perf_counter()]  # tokens, start
-        epoch_tokens, epoch_start = 0.0, window[1]
+        meter = EpochMeter()
         while in_epoch < steps_this_epoch:
             loss, tokens, norm = self._train_step(self.iterator)
             loss, tokens = float(loss.numpy()), float(tokens.numpy())
@@ -448,7 +449,7 @@ class Trainer:
                     f"it, {kept}"
                 ) from None
             window[0] += tokens
-            epoch_tokens += tokens
+            meter.add(loss, tokens)
             speed = window[0] / max(time.perf_counter() - window[1], 1e-9)
             log_lines.append(
                 f"{step}\t{epoch + 1}\t{loss:.6f}\t"
@@ -457,9 +458,9 @@ class Trainer:
             bar.update(
                 in_epoch,
                 [
-                    ("loss", loss),
-                    ("ppl", math.exp(min(loss, 50))),
-                    ("tok/s", speed),
+                    ("loss", meter.loss),
+                    ("ppl", meter.perplexity),
+                    ("tok/s", meter.tokens_per_second),
                 ],
             )
             if step % train.log_every == 0 or in_epoch == steps_this_epoch:
@@ -470,11 +471,11 @@ class Trainer:
             ):
                 self._flush_log(log_lines)
                 self._save()
-        seconds = time.perf_counter() - epoch_start
         self.log(
-            f"epoch {epoch + 1}: {epoch_tokens:,.0f} target tokens in "
-            f"{seconds:.1f} s of training "
-            f"({epoch_tokens / max(seconds, 1e-9):,.1f} tokens/s)"
+            f"epoch {epoch + 1}: {meter.tokens:,.0f} target tokens in "
+            f"{meter.seconds:.1f} s of training "
+            f"({meter.tokens_per_second:,.1f} tokens/s, mean loss "
+            f"{meter.loss:.4f})"
         )
 
     def _summaries(self, writer, step, loss, norm, speed):
