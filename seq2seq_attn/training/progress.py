@@ -5,6 +5,12 @@ import math
 import time
 
 
+def perplexity(loss):
+    """exp(mean loss per token), capped at exp(50) so that a diverging
+    loss gives a large number, not an overflow."""
+    return math.exp(min(loss, 50.0))
+
+
 class EpochMeter:
     """Token-weighted mean loss and target tokens per second, counted from
     the start of the epoch (or of the resumed part of it) to the last step.
@@ -33,8 +39,8 @@ class EpochMeter:
 
     @property
     def perplexity(self):
-        """exp(mean loss), capped at exp(50)."""
-        return math.exp(min(self.loss, 50.0))
+        """`perplexity` of the mean loss."""
+        return perplexity(self.loss)
 
     @property
     def seconds(self):

@@ -12,7 +12,6 @@ the result does not depend on how a batch is split across replicas.
 import contextlib
 import dataclasses
 import json
-import math
 import shutil
 import sys
 import time
@@ -41,7 +40,7 @@ from seq2seq_attn.training.divergence import (
 )
 from seq2seq_attn.training.layout import ModelDir
 from seq2seq_attn.training.optimizers import make_optimizer
-from seq2seq_attn.training.progress import EpochMeter
+from seq2seq_attn.training.progress import EpochMeter, perplexity
 from seq2seq_attn.training.resume import (
     check_data_identity,
     resumable_changes,
@@ -403,11 +402,11 @@ class Trainer:
         rows = tsv_rows(self.paths.validation_log)
         if not rows:
             return {}
-        epoch, step, perplexity, bleu = rows[-1][:4]
+        epoch, step, logged_perplexity, bleu = rows[-1][:4]
         return dict(
             epoch=int(epoch),
             step=int(step),
-            perplexity=float(perplexity),
+            perplexity=float(logged_perplexity),
             bleu=float(bleu),
         )
 
@@ -481,7 +480,7 @@ class Trainer:
     def _summaries(self, writer, step, loss, norm, speed):
         with writer.as_default(step=step):
             tf.summary.scalar("loss", loss)
-            tf.summary.scalar("perplexity", math.exp(min(loss, 50)))
+            tf.summary.scalar("perplexity", perplexity(loss))
             tf.summary.scalar("learning_rate", self.learning_rate())
             tf.summary.scalar("gradient_norm", float(norm.numpy()))
             tf.summary.scalar("target_tokens_per_second", speed)
@@ -502,7 +501,7 @@ class Trainer:
             tokens += float(
                 tf.reduce_sum(tf.cast(target_output != PAD_ID, tf.float32))
             )
-        perplexity = math.exp(min(loss_sum / max(tokens, 1.0), 50))
+        mean_perplexity = perplexity(loss_sum / max(tokens, 1.0))
         faults.die_at("validation", int(self.step.numpy()))
         corpus = self.valid["corpus"]
         translator = Translator(
@@ -519,13 +518,14 @@ class Trainer:
         metrics = dict(
             epoch=epoch,
             step=step,
-            perplexity=perplexity,
+            perplexity=mean_perplexity,
             bleu=bleu.value,
             bleu_signature=bleu.signature,
             example=hypotheses[0] if hypotheses else "",
         )
         self.log(
-            f"validation after epoch {epoch}: perplexity {perplexity:.2f}, "
+            f"validation after epoch {epoch}: perplexity "
+            f"{mean_perplexity:.2f}, "
             f"greedy {bleu} [{time.perf_counter() - started:.0f} s]"
         )
         if bleu.value > float(self.best_bleu.numpy()):
@@ -543,7 +543,7 @@ class Trainer:
             _append(
                 self.paths.validation_log,
                 VALIDATION_LOG_HEADER,
-                [f"{epoch}\t{step}\t{perplexity:.4f}\t{bleu.value:.2f}\n"],
+                [f"{epoch}\t{step}\t{mean_perplexity:.4f}\t{bleu.value:.2f}\n"],
             )
         # Recorded with the checkpoint: a kill before this line repeats the
         # validation on resume, and the row above is cut from the log.
@@ -551,7 +551,7 @@ class Trainer:
         self._save()
         if writer is not None:
             with writer.as_default(step=step):
-                tf.summary.scalar("validation/perplexity", perplexity)
+                tf.summary.scalar("validation/perplexity", mean_perplexity)
                 tf.summary.scalar("validation/bleu", bleu.value)
                 self._attention_images(corpus)
         return metrics
