@@ -47,9 +47,10 @@ def attribute_docs(cls):
     """{field: its description} from the "Attributes:" section of a class
     docstring (Google style; "a, b: text" describes both a and b)."""
     lines = inspect.getdoc(cls).splitlines()
-    start = lines.index("Attributes:") + 1 if "Attributes:" in lines else None
+    if "Attributes:" not in lines:
+        return {}
     docs, names = {}, []
-    for line in lines[start:] if start else []:
+    for line in lines[lines.index("Attributes:") + 1 :]:
         if not line.startswith("    "):
             break  # the section ends where the indentation does
         entry = re.match(r"    ([\w, ]+): (.*)", line)
