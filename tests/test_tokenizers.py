@@ -1,3 +1,5 @@
+import gc
+import hashlib
 import json
 import subprocess
 import sys
@@ -227,6 +229,38 @@ def test_vocabulary_of_another_model_is_a_clear_error(tmp_path):
         load_tokenizer(tmp_path)
 
 
+def test_tokenizers_made_one_after_another_keep_their_own_vocabulary(tmp_path):
+    # TensorFlow shares a file's table under str(filename); for an Asset that
+    # was its memory address, which a freed tokenizer's successor could reuse
+    # (and then look words up in the freed one's vocabulary).
+    for i in range(40):
+        word = f"word{i}"
+        tokenizer = WordTokenizer.build([word], tmp_path / str(i))
+        assert tokenizer.tokenize([word]).to_list() == [[4]], i
+        del tokenizer
+        gc.collect()
+    # A vocabulary rewritten in place is a new table.
+    for word in ("first", "second"):
+        tokenizer = WordTokenizer.build([word], tmp_path / "same")
+        assert tokenizer.tokenize([word]).to_list() == [[4]], word
+
+
+def _table_names(export_path):
+    from tensorflow.core.protobuf import saved_model_pb2
+
+    saved_model = saved_model_pb2.SavedModel()
+    saved_model.ParseFromString((export_path / "saved_model.pb").read_bytes())
+    graph = saved_model.meta_graphs[0].graph_def
+    nodes = list(graph.node)
+    for function in graph.library.function:
+        nodes += function.node_def
+    return {
+        node.attr["shared_name"].s.decode()
+        for node in nodes
+        if node.op == "HashTableV2"
+    }
+
+
 @pytest.mark.slow
 def test_saved_model_carries_vocabulary_as_asset(tmp_path, multi30k_tok):
     tokenizer = WordTokenizer.build(
@@ -243,6 +277,12 @@ def test_saved_model_carries_vocabulary_as_asset(tmp_path, multi30k_tok):
     # The punctuation split runs in stock TF Serving.
     assert "RegexSplitWithOffsets" in saved_model_ops(tmp_path / "export")
     assert disallowed_ops(tmp_path / "export") == []
+    # The tables are named after the vocabulary, not after a memory address,
+    # so that two exports' tables never share a name in one process.
+    digest = hashlib.sha256((tmp_path / "v" / "vocab.txt").read_bytes())
+    names = _table_names(tmp_path / "export")
+    assert len(names) == 2, names
+    assert all(digest.hexdigest() in name for name in names), names
     (tmp_path / "v" / "vocab.txt").unlink()
     code = textwrap.dedent(
         f"""

@@ -40,25 +40,37 @@ KINDS = ("word", "wordpiece", "sentencepiece")
 NORMALIZATIONS = ("nmt_nfkc", "nmt_nfkc_cf", "nfkc", "nfkc_cf", "identity")
 
 
-def _file_table(path, key_is_line):
-    """A static table between the lines of `path` and their line numbers."""
-    if key_is_line:
-        initializer = tf.lookup.TextFileInitializer(
-            path,
-            tf.string,
-            tf.lookup.TextFileIndex.WHOLE_LINE,
-            tf.int64,
-            tf.lookup.TextFileIndex.LINE_NUMBER,
+class _ContentNamedInitializer(tf.lookup.TextFileInitializer):
+    """A `TextFileInitializer` whose table is shared under the file's sha256.
+
+    `StaticHashTable` shares its resource under the initializer's name, which
+    TensorFlow builds from `str(filename)`: for an `Asset`, its memory
+    address. A tokenizer made after another was freed could get the freed
+    one's address, so its table (another vocabulary); naming the table after
+    the file's contents shares a table only between identical vocabularies.
+    """
+
+    def __init__(self, asset, digest, key_is_line):
+        line, number = (
+            (tf.string, tf.lookup.TextFileIndex.WHOLE_LINE),
+            (tf.int64, tf.lookup.TextFileIndex.LINE_NUMBER),
         )
-        return tf.lookup.StaticHashTable(initializer, default_value=UNK_ID)
-    initializer = tf.lookup.TextFileInitializer(
-        path,
-        tf.int64,
-        tf.lookup.TextFileIndex.LINE_NUMBER,
-        tf.string,
-        tf.lookup.TextFileIndex.WHOLE_LINE,
-    )
-    return tf.lookup.StaticHashTable(initializer, default_value=UNK)
+        key, value = (line, number) if key_is_line else (number, line)
+        super().__init__(asset, key[0], key[1], value[0], value[1])
+        self._digest = digest
+
+    @property
+    def _shared_name(self):
+        indices = f"{self._key_index}_{self._value_index}"
+        return f"hash_table_{self._digest}_{indices}"
+
+
+def _file_table(asset, digest, key_is_line):
+    """A static table between the lines of the `asset` file (whose sha256 is
+    `digest`) and their line numbers."""
+    initializer = _ContentNamedInitializer(asset, digest, key_is_line)
+    default = UNK_ID if key_is_line else UNK
+    return tf.lookup.StaticHashTable(initializer, default_value=default)
 
 
 def _read_vocabulary(path):
@@ -223,8 +235,9 @@ class VocabularyFileTokenizer(Tokenizer):
         path = self.directory / self.VOCAB_FILE
         self.vocab_asset = tf.saved_model.Asset(str(path))
         self._vocabulary = _read_vocabulary(path)
-        self._ids = _file_table(self.vocab_asset, key_is_line=True)
-        self._tokens = _file_table(self.vocab_asset, key_is_line=False)
+        digest = hashlib.sha256(path.read_bytes()).hexdigest()
+        self._ids = _file_table(self.vocab_asset, digest, key_is_line=True)
+        self._tokens = _file_table(self.vocab_asset, digest, key_is_line=False)
 
     @classmethod
     def _from_tokens(cls, tokens, directory, **options):
