@@ -61,7 +61,7 @@ def main():
         )
         translator.translate(test.sources[: args.batch_size])  # trace
         started = time.perf_counter()
-        results = translator.translate(test.sources)
+        results = translator.translations(test.sources)
         elapsed = time.perf_counter() - started
         bleu = corpus_bleu(
             [r.text for r in results], test.targets, data.bleu_tokenize

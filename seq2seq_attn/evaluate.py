@@ -190,7 +190,7 @@ def main(argv):
         FLAGS.output_dir or pathlib.Path(FLAGS.model_dir[0]) / "eval"
     )
     output.mkdir(parents=True, exist_ok=True)
-    results = translator.translate(corpus.sources, progress=True)
+    results = translator.translations(corpus.sources, progress=True)
     search_flags.warn_if_cut(results)
     hypotheses = [result.text for result in results]
     (output / "hypotheses.txt").write_text(

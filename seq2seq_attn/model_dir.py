@@ -5,6 +5,7 @@ This module sits above `decoding/` and `export/`: it builds what they take
 from the files training wrote, so that every import arrow points down.
 """
 
+import os
 import sys
 
 import tensorflow as tf
@@ -109,9 +110,27 @@ def _warn(line):
 def load_translator(
     model_dirs, checkpoint="best", precision="float32", **options
 ):
-    """A `Translator` for one model directory, or an ensemble of several
-    (which must share their vocabularies), computing in `precision`
-    ("float32", "bfloat16" or "float16"); `options` go to `Translator`."""
+    """A `Translator` (strings in, strings out) for a trained model.
+
+    Args:
+        model_dirs: a directory written by `python -m seq2seq_attn.train`,
+            or a list of them: an ensemble, which must share vocabularies.
+        checkpoint: "best", "latest" or a checkpoint path (`load_trained`).
+        precision: "float32", "bfloat16" or "float16".
+        **options: for `Translator`: search options (`beam_size=5`, `nbest`,
+            `scoring`, `max_length_a`, `max_length_b`, `max_input_tokens`,
+            `batch_size`), or `replace_unk` and `dictionary`.
+
+    Example:
+        translator = seq2seq_attn.load_translator("runs/quickstart")
+        translator.translate("Ein Hund rennt.")  # -> one string
+        translator.translate(["Ein Hund.", "Zwei Katzen."])  # -> a list
+    """
+    if isinstance(model_dirs, (str, os.PathLike)):
+        model_dirs = [model_dirs]
+    model_dirs = list(model_dirs)
+    if not model_dirs:
+        raise ValueError("load_translator needs a model directory, got none")
     loaded = [load_trained(path, checkpoint, precision) for path in model_dirs]
     _, model, source, target = loaded[0]
     for path, (_, _, other_source, other_target) in zip(

@@ -56,7 +56,7 @@ def main(argv):
     except (ValueError, FileNotFoundError) as error:
         print(f"error: {error}", file=sys.stderr)
         sys.exit(2)
-    results = translator.translate(sentences, progress=FLAGS.input != "-")
+    results = translator.translations(sentences, progress=FLAGS.input != "-")
     search_flags.warn_if_cut(results)
     if FLAGS.output == "-":
         out = open(sys.stdout.fileno(), "w", encoding="utf-8", closefd=False)

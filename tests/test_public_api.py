@@ -3,6 +3,9 @@ documented."""
 
 import importlib
 import inspect
+import subprocess
+import sys
+import textwrap
 
 import pytest
 
@@ -71,3 +74,92 @@ def test_command_lines_have_a_usage_docstring(name):
     assert source.lstrip().startswith('"""`python -m seq2seq_attn.') or (
         "python -m seq2seq_attn" in source.split('"""')[1]
     ), name
+
+
+def _run_python(code, cwd):
+    result = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=cwd,
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    return result.stdout.strip().splitlines()
+
+
+def test_import_gives_the_subpackages_lazily(tmp_path):
+    # `seq2seq_attn.layers` was an AttributeError after `import seq2seq_attn`.
+    lines = _run_python(
+        """
+        import sys
+        import seq2seq_attn
+        print("tensorflow" in sys.modules)
+        print(seq2seq_attn.layers.GRU.__name__)
+        print(seq2seq_attn.models.build_model.__name__)
+        print(seq2seq_attn.load_translator.__name__)
+        print(sorted(set(seq2seq_attn.SUBPACKAGES) - set(dir(seq2seq_attn))))
+        """,
+        tmp_path,
+    )
+    assert lines == ["False", "GRU", "build_model", "load_translator", "[]"]
+
+
+@pytest.mark.parametrize("first", ["keras", "tensorflow"])
+def test_keras_file_loads_after_import_seq2seq_attn_alone(first, tmp_path):
+    # A `.keras` file did not load without importing the modules that
+    # register the layers; TensorFlow imports Keras on its own import.
+    import keras
+    import numpy as np
+
+    from seq2seq_attn.models import ModelConfig, build_model
+    from seq2seq_attn.training.optimizers import HalvingSchedule
+
+    model = build_model(
+        ModelConfig(
+            source_vocab_size=20,
+            target_vocab_size=21,
+            embedding_dim=6,
+            hidden_units=8,
+            attention_units=5,
+            maxout_units=4,
+        )
+    )
+    model.compile(
+        optimizer=keras.optimizers.SGD(HalvingSchedule(1.0, 10, 5)),
+        loss="sparse_categorical_crossentropy",
+    )
+    ids = np.array([[4, 5, 6, 3]], "int32")
+    expected = np.asarray(model([ids, ids]))
+    model.save(tmp_path / "model.keras")
+    lines = _run_python(
+        f"""
+        import seq2seq_attn
+        import {first}
+        import keras
+        import numpy as np
+        model = keras.saving.load_model("model.keras")
+        ids = np.array([[4, 5, 6, 3]], "int32")
+        print(np.asarray(model([ids, ids])).tolist())
+        print(model.optimizer.get_config()["learning_rate"]["class_name"])
+        """,
+        tmp_path,
+    )
+    np.testing.assert_allclose(eval(lines[-2]), expected, atol=1e-6)
+    assert lines[-1] == "HalvingSchedule"
+
+
+@pytest.mark.parametrize("name", CLIS)
+def test_command_lines_import_tensorflow_only_once_they_run(name, tmp_path):
+    # `cli.run` quietens TensorFlow's start-up only if TensorFlow has not
+    # started yet: translate, evaluate and export imported it with their
+    # flags (through `decoding/__init__` and `scoring`).
+    lines = _run_python(
+        f"""
+        import sys
+        import {name}
+        print(sorted({{"tensorflow", "keras"}} & set(sys.modules)))
+        """,
+        tmp_path,
+    )
+    assert lines == ["[]"]

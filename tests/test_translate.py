@@ -95,8 +95,8 @@ def test_unk_replacement_copies_the_attended_source_word(
         [trained_model_dir], beam_size=2, replace_unk=True
     )
     sentences = ["a zebraxylophone and a quokkafish .", "a man ."] * 3
-    before = plain.translate(sentences)
-    after = replacing.translate(sentences)
+    before = plain.translations(sentences)
+    after = replacing.translations(sentences)
     with_unk = [i for i, t in enumerate(before) if UNK in t.text.split()]
     assert with_unk, "the tiny model produced no <unk> to replace"
     source_words = set(" ".join(sentences).split())
@@ -117,10 +117,36 @@ def test_unk_replacement_copies_the_attended_source_word(
         beam_size=2,
         replace_unk=True,
         dictionary=load_dictionary(dictionary),
-    ).translate(sentences)
+    ).translations(sentences)
     for i in with_unk:
         new = set(mapped[i].text.split()) - set(before[i].text.split())
         assert new and all(word.startswith("X") for word in new)
+
+
+def test_load_translator_takes_strings_in_and_gives_strings_out(
+    trained_model_dir,
+):
+    import seq2seq_attn
+
+    # One directory as a plain string or a path (it was read as a list of
+    # one-character directories), one sentence as a string (it was read as
+    # a list of one-character sentences).
+    translator = seq2seq_attn.load_translator(str(trained_model_dir))
+    one = translator.translate("a man is riding a bike .")
+    assert isinstance(one, str) and one
+    many = seq2seq_attn.load_translator(trained_model_dir).translate(
+        ["a man is riding a bike .", "", "two dogs ."]
+    )
+    assert isinstance(many, list) and len(many) == 3
+    assert many[0] == one and many[1] == ""
+    assert all(isinstance(text, str) for text in many)
+    results = translator.translations(["a man is riding a bike ."])
+    assert isinstance(results[0], seq2seq_attn.Translation)
+    assert results[0].text == one
+    with pytest.raises(TypeError, match="list of sentences"):
+        translator.translations("a man .")
+    with pytest.raises(ValueError, match="needs a model directory"):
+        seq2seq_attn.load_translator([])
 
 
 def test_replace_unknown_words_by_hand():
@@ -144,7 +170,9 @@ def test_ensemble_of_one_model_twice_equals_the_model(trained_model_dir):
     )
     sentences = [s for s in SENTENCES if s.strip()]
     for a, b in zip(
-        single.translate(sentences), double.translate(sentences), strict=True
+        single.translations(sentences),
+        double.translations(sentences),
+        strict=True,
     ):
         assert a.text == b.text
         assert abs(a.score - b.score) < 1e-4
@@ -168,7 +196,7 @@ def test_bfloat16_model_computes_close_to_float32(trained_model_dir, rng):
 
     translator = load_translator([trained_model_dir], precision="bfloat16")
     results = translator.translate(SENTENCES)
-    assert [bool(r.text) for r in results] == [
+    assert [bool(text) for text in results] == [
         bool(s.strip()) for s in SENTENCES
     ]
 

@@ -7,11 +7,12 @@
 L counts the output tokens, </s> included. GNMT's coverage penalty,
 beta * sum_j log(min(sum_i a_ij, 1)) over the real source positions j, is
 added when `beta` > 0.
+
+TensorFlow is imported where a score is computed, so that the command lines
+build a `Scoring` from their flags before TensorFlow starts (`cli.run`).
 """
 
 import dataclasses
-
-import tensorflow as tf
 
 LENGTH_PENALTIES = ("none", "average", "gnmt")
 
@@ -41,6 +42,8 @@ class Scoring:
 
     def length_divisor(self, lengths):
         """The length penalty lp(L) that log-probabilities are divided by."""
+        import tensorflow as tf
+
         lengths = tf.cast(lengths, tf.float32)
         if self.length_penalty == "average":
             return tf.pow(tf.maximum(lengths, 1.0), self.alpha)
@@ -50,6 +53,8 @@ class Scoring:
 
     def coverage_penalty(self, coverage, source_mask):
         """beta * sum_j log(min(coverage_j, 1)) over real source positions."""
+        import tensorflow as tf
+
         if self.beta == 0:
             return tf.zeros(tf.shape(coverage)[:-1])
         clipped = tf.clip_by_value(coverage, 1e-10, 1.0)

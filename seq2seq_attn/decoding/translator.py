@@ -116,11 +116,28 @@ class Translator:
         return ids[:, : self.config.max_input_tokens]
 
     def translate(self, sentences, progress=False):
-        """Translations of `sentences`, in their order.
+        """The best translation of one sentence (a string) or of each of a
+        list of sentences (a list of strings, in their order).
+
+        An empty or whitespace-only sentence gives "". With `progress`, a
+        progress bar goes to stderr. `translations` gives the scores, the
+        n-best lists and the alignments too.
+        """
+        if isinstance(sentences, str):
+            return self.translations([sentences])[0].text
+        return [t.text for t in self.translations(sentences, progress)]
+
+    def translations(self, sentences, progress=False):
+        """The `Translation` of each of a list of sentences, in their order.
 
         An empty or whitespace-only sentence gives an empty translation.
         With `progress`, a progress bar goes to stderr.
         """
+        if isinstance(sentences, (str, bytes)):
+            raise TypeError(
+                "translations() takes a list of sentences, got one string "
+                f"({sentences[:40]!r}); translate(sentence) takes one"
+            )
         sentences = list(sentences)
         full = sentence_ids_in_chunks(self.source_tokenizer, sentences)
         input_tokens = full.row_lengths().numpy()

@@ -1,5 +1,11 @@
 """SavedModel export with raw-text signatures for TF Serving."""
 
-from seq2seq_attn.export.exporter import TranslationModule, export, next_version
+from seq2seq_attn._lazy import lazy_exports
 
-__all__ = ["TranslationModule", "export", "next_version"]
+_EXPORTS = {
+    "TranslationModule": "seq2seq_attn.export.exporter",
+    "export": "seq2seq_attn.export.exporter",
+    "next_version": "seq2seq_attn.export.exporter",
+}
+__all__ = sorted(_EXPORTS)
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

@@ -510,7 +510,7 @@ class Trainer:
             self.target_tokenizer,
             beam_size=1,
         )
-        hypotheses = [t.text for t in translator.translate(corpus.sources)]
+        hypotheses = translator.translate(corpus.sources)
         bleu = corpus_bleu(
             hypotheses, corpus.targets, self.run.data.bleu_tokenize
         )
@@ -569,7 +569,7 @@ class Trainer:
             self.target_tokenizer,
             beam_size=1,
         )
-        for index, result in enumerate(translator.translate(sources)):
+        for index, result in enumerate(translator.translations(sources)):
             if result.alignment is None:
                 continue
             image = result.alignment[None, :, :, None].astype(np.float32)
