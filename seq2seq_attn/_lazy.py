@@ -6,16 +6,28 @@ import importlib
 import importlib.abc
 import importlib.util
 import sys
+import types
 
 
 def lazy_exports(package, exports, subpackages=()):
     """`__getattr__` and `__dir__` for a package exporting `exports`, a dict
     from public name to the module that defines it, and its `subpackages`
-    (names), each imported on first use."""
+    (names), each imported on first use.
+
+    An export named like its module (`decoding.beam_search`, the function)
+    keeps that meaning when the module is imported: Python's import sets
+    the package's attribute of each submodule it loads, which would
+    replace the function by its module (`_ExportsFirst`).
+    """
+    module = sys.modules[package]
+    module.__class__ = _ExportsFirst
+    module._exports_first = frozenset(exports)
 
     def __getattr__(name):
         if name in exports:
-            return getattr(importlib.import_module(exports[name]), name)
+            value = getattr(importlib.import_module(exports[name]), name)
+            setattr(sys.modules[package], name, value)
+            return value
         if name in subpackages:
             return importlib.import_module(f"{package}.{name}")
         raise AttributeError(f"module {package!r} has no attribute {name!r}")
@@ -24,6 +36,16 @@ def lazy_exports(package, exports, subpackages=()):
         return sorted([*exports, *subpackages])
 
     return __getattr__, __dir__
+
+
+class _ExportsFirst(types.ModuleType):
+    """A package that keeps its exports over submodules of the same name."""
+
+    def __setattr__(self, name, value):
+        exports = self.__dict__.get("_exports_first", ())
+        if isinstance(value, types.ModuleType) and name in exports:
+            return  # the submodule stays reachable in sys.modules
+        super().__setattr__(name, value)
 
 
 def after_import(name, callback):

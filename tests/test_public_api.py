@@ -163,3 +163,19 @@ def test_command_lines_import_tensorflow_only_once_they_run(name, tmp_path):
         tmp_path,
     )
     assert lines == ["[]"]
+
+
+def test_an_export_named_like_its_module_stays_the_export(tmp_path):
+    # Lazy exports: importing `decoding.beam_search` (the module) first set
+    # the package's `beam_search` to the module, not the function.
+    lines = _run_python(
+        """
+        import importlib
+        module = importlib.import_module("seq2seq_attn.decoding.beam_search")
+        from seq2seq_attn.decoding import beam_search, search
+        print(callable(beam_search), callable(search))
+        print(module.beam_search is beam_search)
+        """,
+        tmp_path,
+    )
+    assert lines[-2:] == ["True True", "True"]
