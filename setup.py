@@ -2,8 +2,10 @@
 
 import pathlib
 import re
+import shutil
 
 from setuptools import find_packages, setup
+from setuptools.command.build_py import build_py
 
 HERE = pathlib.Path(__file__).parent
 VERSION = re.search(
@@ -28,7 +30,21 @@ TEST = TFDS + [
 BENCH = ["sacremoses>=0.1"]
 DEV = TEST + BENCH + ["jupyter"]
 
+
+class BuildWithRecipes(build_py):
+    """Copies the recipes (`configs/`) into the package as
+    `seq2seq_attn/configs/`, where `seq2seq_attn.recipes` finds them once
+    installed (a checkout reads `configs/` itself). MANIFEST.in puts them in
+    the sdist."""
+
+    def run(self):
+        super().run()
+        target = pathlib.Path(self.build_lib) / "seq2seq_attn" / "configs"
+        shutil.copytree(HERE / "configs", target, dirs_exist_ok=True)
+
+
 setup(
+    cmdclass={"build_py": BuildWithRecipes},
     name="seq2seq_attn",
     version=VERSION,
     description=(

@@ -1,7 +1,12 @@
 """`python -m seq2seq_attn.train`: train a model into a model directory.
 
-    python -m seq2seq_attn.train --flagfile=configs/quickstart.flags \
+    python -m seq2seq_attn.train --recipe=quickstart \
         --model_dir=runs/quickstart
+    python -m seq2seq_attn.train --flagfile=my.flags --model_dir=runs/mine
+
+`--recipe=NAME` reads one of the package's recipes (`seq2seq_attn.recipes`:
+`python -m seq2seq_attn.recipes` lists them), as `--flagfile` would; flags
+after it override it.
 
 Every field of `ModelConfig`, `DataConfig` and `TrainConfig` is a flag of
 the same name (the vocabulary sizes of the model come from the tokenizers).
@@ -18,7 +23,7 @@ import typing
 
 from absl import app, flags, logging
 
-from seq2seq_attn import cli
+from seq2seq_attn import cli, recipes
 from seq2seq_attn.models.config import ModelConfig
 from seq2seq_attn.training.config import DataConfig, RunConfig, TrainConfig
 
@@ -26,6 +31,12 @@ FLAGS = flags.FLAGS
 flags.DEFINE_string("model_dir", None, "Directory of the run.")
 flags.DEFINE_bool(
     "print_params", False, "Build the model, print its size, exit."
+)
+flags.DEFINE_string(
+    "recipe",
+    None,
+    "A recipe of the package by name (python -m seq2seq_attn.recipes lists "
+    "them): read where it stands, as --flagfile=PATH would be.",
 )
 flags.mark_flag_as_required("model_dir")
 
@@ -172,4 +183,9 @@ def run_config_from_flagfile(path, *extra_flags):
 
 
 if __name__ == "__main__":
-    cli.run(main)
+    try:
+        argv = recipes.expand_recipe_flags(sys.argv)
+    except (ValueError, FileNotFoundError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        sys.exit(2)
+    cli.run(main, argv)
