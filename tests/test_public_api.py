@@ -26,6 +26,7 @@ CLIS = [
     "seq2seq_attn.build_vocab",
     "seq2seq_attn.demo",
     "seq2seq_attn.export.__main__",
+    "seq2seq_attn.recipes",
 ]
 
 
