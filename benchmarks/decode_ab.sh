@@ -97,7 +97,7 @@ joey() {  # ROUND
 trainer=""
 if [ -n "${QUIET_LOG:-}" ]; then
   say "$(date -u +%T) waiting for a validation pass in $QUIET_LOG"
-  until tail -1 "$QUIET_LOG" | grep -q '^epoch [0-9]*: .*tokens/s)$'; do
+  until tail -1 "$QUIET_LOG" | grep -q '^epoch [0-9]*: .* tokens/s'; do
     sleep 2
   done
   trainer=$(pgrep -f "seq2seq_attn.train" | tr '\n' ' ')

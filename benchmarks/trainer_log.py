@@ -5,7 +5,8 @@ import re
 
 # "training luong: 8,200,000 parameters, ..."
 PARAMS = re.compile(r"training \w+: ([\d,]+) parameters")
-# "epoch 5: 389,706 target tokens in 156.4 s of training (2,492.3 tokens/s)"
+# "epoch 5: 389,706 target tokens in 156.4 s of training (2,492.3 tokens/s,
+# mean loss 3.1234)"; before 7318a68 the line ended at "tokens/s)".
 EPOCH = re.compile(
     r"epoch (\d+): ([\d,]+) target tokens in ([\d.]+) s of training"
 )

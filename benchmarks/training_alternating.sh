@@ -4,7 +4,9 @@
 # ROUNDS times, so that each ratio compares epochs of the same minutes. This
 # machine's speed drifts by 10-50% within the hour, and
 # joeynmt_side_by_side.sh trains each toolkit for all its epochs one after
-# the other.
+# the other. With UNSORTED=1, each round also trains an epoch of ours with
+# --sort_window=1: random batches, as JoeyNMT's, without Bahdanau's
+# length-sorted windows.
 #
 #   benchmarks/training_alternating.sh SIDE_BY_SIDE_DIR [ROUNDS]
 #
@@ -52,9 +54,10 @@ ours_epoch() {  # NAME ROUND [FLAGS...]: prints target tokens/s
   rm -rf "${out:?}/${name}_$round"
   train_on_side_by_side_data "$python" "$dir/data" "$out/${name}_$round" 1 \
     "$@" >"$out/${name}_$round.out"
-  # "epoch 1: 389,706 target tokens in 240.2 s of training (1,622.4 tokens/s)"
+  # "epoch 1: 389,706 target tokens in 240.2 s of training (1,622.4
+  # tokens/s, mean loss 4.1234)"
   grep -a "^epoch 1: " "$out/${name}_$round.out" | tail -1 |
-    sed -E 's/.*\(([0-9,.]+) tokens\/s\).*/\1/' | tr -d ,
+    sed -E 's/.*\(([0-9,.]+) tokens\/s.*/\1/' | tr -d ,
 }
 
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2fx", a / b }'; }
@@ -66,6 +69,11 @@ for round in $(seq "$rounds"); do
   ours=$(ours_epoch ours "$round")
   line="round $round: JoeyNMT $joey, ours float32 $ours tokens/s"
   line+=" ($(ratio "$ours" "$joey"))"
+  if [ "${UNSORTED:-0}" = 1 ]; then
+    say "$(date -u +%T) round $round: ours, float32, --sort_window=1"
+    unsorted=$(ours_epoch ours_unsorted "$round" --sort_window=1)
+    line+=", unsorted $unsorted ($(ratio "$unsorted" "$joey"))"
+  fi
   if [ "${BFLOAT16:-0}" = 1 ]; then
     say "$(date -u +%T) round $round: ours, mixed bfloat16"
     bf16=$(ours_epoch ours_bf16 "$round" --mixed_precision=mixed_bfloat16)
