@@ -171,7 +171,7 @@ from seq2seq_attn.evaluation.plots import attention_heatmap
 
 translator = Translator(rnnsearch, source_vocab, target_vocab, beam_size=5)
 for index in (0, 5):
-    result = translator.translate([val.sources[index]])[0]
+    result = translator.translations([val.sources[index]])[0]
     print(val.sources[index], "->", result.text)
     words = [w.decode() for w in target_vocab.id_to_token(result.tokens).numpy()]
     path = attention_heatmap(result.alignment, val.sources[index].split(),
@@ -196,9 +196,8 @@ from seq2seq_attn.evaluation.plots import bleu_by_length_plot
 
 buckets, rows = {}, []
 for name, model in (("RNNsearch", rnnsearch), ("RNNencdec", rnnencdec)):
-    results = Translator(model, source_vocab, target_vocab,
-                         beam_size=5).translate(val.sources)
-    hypotheses = [r.text for r in results]
+    hypotheses = Translator(model, source_vocab, target_vocab,
+                            beam_size=5).translate(val.sources)
     bleu = corpus_bleu(hypotheses, val.targets, tokenize="none")
     rows.append(f"| {name} | {bleu.value:.2f} |")
     buckets[name] = bleu_by_length(val.sources, hypotheses, val.targets,
@@ -211,7 +210,7 @@ display(Image(filename=str(bleu_by_length_plot(buckets, WORK / "bleu_by_length.p
         "md",
         """\
 With a few epochs on a CPU both models are far from converged; the package's
-`python -m seq2seq_attn.train --flagfile=configs/multi30k/rnnsearch.flags`
+`python -m seq2seq_attn.train --recipe=multi30k/rnnsearch`
 trains the full recipe (see `benchmarks/RESULTS.md`).""",
     ),
 ]
@@ -316,8 +315,8 @@ for score, mode, feed in VARIANTS:
     model.fit(batches, epochs=LUONG_EPOCHS, verbose=0)
     seconds = time.time() - started
     loss = model.evaluate(valid_batches, verbose=0)
-    hypotheses = [r.text for r in Translator(model, source_vocab, target_vocab,
-                                             beam_size=5).translate(val.sources)]
+    hypotheses = Translator(model, source_vocab, target_vocab,
+                            beam_size=5).translate(val.sources)
     bleu = corpus_bleu(hypotheses, val.targets, tokenize="none").value
     name = "base (no attention)" if score == "none" else f"{mode} ({score})"
     name += " + feed" if feed else ""
@@ -385,7 +384,7 @@ print(trainer.fit())""",
 import time
 from seq2seq_attn.data import load_corpus
 from seq2seq_attn.decoding import Scoring
-from seq2seq_attn.model_dir import load_translator
+from seq2seq_attn import load_translator
 from seq2seq_attn.evaluation.bleu import corpus_bleu, corpus_chrf
 
 test = load_corpus("multi30k", "test2016", "en", "de", variant="tok", data_dir=DATA_DIR)
@@ -398,9 +397,9 @@ for name, options in [
         ("beam 5, 1/L^0.75", dict(beam_size=5, scoring=Scoring("average", 0.75))),
         ("beam 5, GNMT alpha 0.6", dict(beam_size=5, scoring=Scoring("gnmt", 0.6))),
         ("beam 5, GNMT + coverage 0.2", dict(beam_size=5, scoring=Scoring("gnmt", 0.6, 0.2)))]:
-    translator = load_translator([model_dir], **options)
+    translator = load_translator(model_dir, **options)
     started = time.time()
-    hypotheses = [r.text for r in translator.translate(test.sources)]
+    hypotheses = translator.translate(test.sources)
     seconds = time.time() - started
     bleu = corpus_bleu(hypotheses, test.targets, tokenize="none")
     length = np.mean([len(h.split()) for h in hypotheses])
@@ -422,8 +421,8 @@ signature printed under the table pins down how BLEU was computed
     (
         "code",
         """\
-translator = load_translator([model_dir], beam_size=5, nbest=5)
-result = translator.translate(["a little girl is climbing a tree ."])[0]
+translator = load_translator(model_dir, beam_size=5, nbest=5)
+result = translator.translations(["a little girl is climbing a tree ."])[0]
 for text, score in result.nbest:
     print(f"{score:7.3f}  {text}")""",
     ),
@@ -439,10 +438,10 @@ through a dictionary).""",
     (
         "code",
         """\
-sentence = ["a man named jonathan plays the didgeridoo in manhattan ."]
-plain = load_translator([model_dir], beam_size=5).translate(sentence)[0].text
-replaced = load_translator([model_dir], beam_size=5,
-                           replace_unk=True).translate(sentence)[0].text
+sentence = "a man named jonathan plays the didgeridoo in manhattan ."
+plain = load_translator(model_dir, beam_size=5).translate(sentence)
+replaced = load_translator(model_dir, beam_size=5,
+                           replace_unk=True).translate(sentence)
 print("plain:   ", plain)
 print("replaced:", replaced)""",
     ),

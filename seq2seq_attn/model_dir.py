@@ -76,7 +76,7 @@ def load_trained(model_dir, checkpoint="best", precision="float32"):
         _warn(
             f"note: {paths.path} was trained on Multi30k's tok/ text "
             "(lowercased, Moses-tokenised): give it input in that form, or "
-            "train on raw text (configs/quickstart.flags) to read sentences "
+            "train on raw text (--recipe=quickstart) to read sentences "
             "as people write them"
         )
     source = load_tokenizer(paths.vocab_dir("source"))
