@@ -113,6 +113,12 @@ def run_config_from_flags():
     if other_source and not FLAGS["corpus"].present:
         # --corpus's default (multi30k) gives way to the files or dataset.
         values["data"]["corpus"] = None
+    elif other_source and FLAGS.corpus:
+        raise ValueError(
+            f"data: --corpus={FLAGS.corpus} (given on the command line or by "
+            "a recipe) and your own data name two sources: add --corpus= "
+            "after the recipe to train on your data only"
+        )
     data = DataConfig(**values["data"])
     model = ModelConfig(
         source_vocab_size=data.source_vocab_size,

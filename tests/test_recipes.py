@@ -99,3 +99,14 @@ def test_the_wheel_carries_the_recipes_and_train_reads_them(tmp_path):
     assert out.splitlines()[-1].startswith("luong: "), out
     count = int(out.splitlines()[-1].split()[1].replace(",", ""))
     assert count < 2_000_000  # 8.2M at the recipe's 256 units
+
+
+def test_own_data_after_a_recipe_that_names_a_corpus(tmp_path):
+    from seq2seq_attn.train import run_config_from_flagfile
+
+    recipe = recipes.recipe_path("quickstart")  # --corpus=multi30k
+    files = ["--train_source_file=a.en", "--train_target_file=a.de"]
+    with pytest.raises(ValueError, match="add --corpus= after the recipe"):
+        run_config_from_flagfile(recipe, *files)
+    run = run_config_from_flagfile(recipe, "--corpus=", *files)
+    assert not run.data.corpus and run.data.train_source_file == "a.en"
