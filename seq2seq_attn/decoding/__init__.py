@@ -1,4 +1,5 @@
-"""Search over an inference form: greedy and beam search, and scoring."""
+"""Search over an inference form: greedy and beam search, scoring, and
+`Translator` (strings in, strings out, over a model and its tokenizers)."""
 
 from seq2seq_attn._lazy import lazy_exports
 
@@ -6,6 +7,8 @@ _EXPORTS = {
     "Scoring": "seq2seq_attn.decoding.scoring",
     "SearchResult": "seq2seq_attn.decoding.search_step",
     "SearchableForm": "seq2seq_attn.decoding.search_step",
+    "Translation": "seq2seq_attn.decoding.translator",
+    "Translator": "seq2seq_attn.decoding.translator",
     "beam_search": "seq2seq_attn.decoding.beam_search",
     "greedy_search": "seq2seq_attn.decoding.greedy_search",
     "search": "seq2seq_attn.decoding.search",
