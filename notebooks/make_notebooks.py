@@ -338,7 +338,7 @@ far from the paper's setting (4 layers of 1,000 cells, 10 to 12 epochs over
 ahead of the base model, and several of the paper's findings (Sec. 5.4,
 Table 4) show: dot is the best score for global attention ("dot works well
 for the global attention"), the location score is behind dot, input feeding
-helps (global general: BLEU 4.26 without, 6.82 with), and general does better
+helps (global general: BLEU 3.89 without, 7.96 with), and general does better
 with local-m attention than with global. Two things do not: global (general)
 without feeding is behind the base model, and local-p, the paper's best, is
 behind local-m. `benchmarks/luong_table4.sh` trains every row longer and
