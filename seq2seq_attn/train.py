@@ -156,13 +156,19 @@ def main(argv):
         return
     from seq2seq_attn.data.download import DownloadError
     from seq2seq_attn.training.divergence import TrainingDivergedError
+    from seq2seq_attn.training.run_lock import RunDirectoryLockedError
     from seq2seq_attn.training.trainer import Trainer
 
     try:
         trainer = Trainer(
             run, FLAGS.model_dir, strategy=strategy, flags_text=flags_text()
         )
-    except (ValueError, FileNotFoundError, DownloadError) as error:
+    except (
+        ValueError,
+        FileNotFoundError,
+        DownloadError,
+        RunDirectoryLockedError,
+    ) as error:
         # Bad data or a model_dir of another run: say what, lose nothing.
         print(f"error: {error}", file=sys.stderr)
         sys.exit(2)

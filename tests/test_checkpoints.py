@@ -16,6 +16,8 @@ from seq2seq_attn.training.checkpoints import (
 )
 from seq2seq_attn.training.resume import truncate_log
 
+HEADER = "step\tloss\n"
+
 
 @pytest.fixture
 def three_checkpoints(tmp_path):
@@ -86,6 +88,24 @@ def test_logs_are_cut_back_to_the_restored_step(tmp_path):
     log = tmp_path / "train_log.tsv"
     # Rows past the checkpoint's step 3, the last one cut short by a kill.
     log.write_text("step\tloss\n1\t5.0\n2\t4.0\n3\t3.0\n4\t2.5\n5\t2")
-    assert truncate_log(log, 0, 3) == 2
+    assert truncate_log(log, HEADER, 0, 3) == 2
     assert log.read_text() == "step\tloss\n1\t5.0\n2\t4.0\n3\t3.0\n"
-    assert truncate_log(log, 0, 3) == 0
+    assert truncate_log(log, HEADER, 0, 3) == 0
+    # No checkpoint restored: back to the header alone.
+    assert truncate_log(log, HEADER, 0, 0) == 3
+    assert log.read_text() == HEADER
+
+
+@pytest.mark.parametrize(
+    "left",
+    ["", "ste", "1\t5.0\n2\t4.0\n", "step\tloss\n1\t5.0\n\x00\x00\t\x00\n"],
+    ids=["empty", "header cut", "no header", "zeros of a full disk"],
+)
+def test_a_log_left_empty_or_cut_is_repaired(tmp_path, left):
+    log = tmp_path / "train_log.tsv"
+    log.write_text(left)
+    truncate_log(log, HEADER, 0, 1)
+    rows = log.read_text().splitlines()
+    assert rows[0] == HEADER.strip()
+    assert rows[1:] == (["1\t5.0"] if "1\t5.0" in left else [])
+    assert truncate_log(log, HEADER, 0, 1) == 0

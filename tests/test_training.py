@@ -374,8 +374,8 @@ def recovered_runs(text_files, tmp_path_factory):
     one inside the write of ckpt-10, each run again to the end."""
     directory = tmp_path_factory.mktemp("recovered")
     runs = {}
-    for point in ("validation", "checkpoint_write@10"):
-        model_dir = directory / point.split("@")[0]
+    for point in ("validation", "checkpoint_write@10", "checkpoint_write@5"):
+        model_dir = directory / point.replace("@", "_")
         _killed(_command(model_dir, *text_files), point)
         after_kill = {
             "temp": sorted(p.name for p in model_dir.glob("*/*_temp")),
@@ -383,7 +383,7 @@ def recovered_runs(text_files, tmp_path_factory):
             "validated": (model_dir / "validation.tsv").exists(),
         }
         result = _run(_command(model_dir, *text_files))
-        runs[point.split("@")[0]] = (model_dir, after_kill, result.stdout)
+        runs[point] = (model_dir, after_kill, result.stdout)
     return runs
 
 
@@ -399,7 +399,7 @@ def test_a_validation_cut_short_runs_again_on_resume(recovered_runs):
 
 @pytest.mark.slow
 def test_a_kill_inside_a_checkpoint_write_leaves_no_trace(recovered_runs):
-    model_dir, after_kill, stdout = recovered_runs["checkpoint_write"]
+    model_dir, after_kill, stdout = recovered_runs["checkpoint_write@10"]
     # The kill landed inside the write: the shards of ckpt-10 in their
     # temporary folder, its log rows flushed before it.
     assert after_kill["temp"] == ["ckpt-10_temp"]
@@ -411,6 +411,93 @@ def test_a_kill_inside_a_checkpoint_write_leaves_no_trace(recovered_runs):
     # Both recovered runs trained exactly as the uninterrupted one would.
     other, _, _ = recovered_runs["validation"]
     assert _losses(model_dir) == _losses(other)
+
+
+@pytest.mark.slow
+def test_a_kill_before_the_first_checkpoint_logs_no_step_twice(
+    recovered_runs,
+):
+    model_dir, after_kill, stdout = recovered_runs["checkpoint_write@5"]
+    assert after_kill["temp"] == ["ckpt-5_temp"]
+    assert after_kill["steps"] == [1, 2, 3, 4, 5]
+    # Nothing to resume from: the run starts over, its old rows cut.
+    assert "resuming from" not in stdout
+    assert "removed 5 row(s) of train_log.tsv" in stdout
+    assert _logged_steps(model_dir) == list(range(1, 27))
+    other, _, _ = recovered_runs["validation"]
+    assert _losses(model_dir) == _losses(other)
+
+
+@pytest.mark.slow
+def test_empty_and_cut_logs_are_repaired_on_resume(
+    recovered_runs, text_files, tmp_path
+):
+    import shutil
+
+    model_dir = tmp_path / "full_disk"
+    shutil.copytree(recovered_runs["validation"][0], model_dir)
+    (model_dir / "train_log.tsv").write_text("")  # what a full disk leaves
+    validation = model_dir / "validation.tsv"
+    validation.write_text(validation.read_text()[:-3])  # the last row cut
+    result = _run(_command(model_dir, *text_files))
+    assert "resuming from" in result.stdout
+    assert (model_dir / "train_log.tsv").read_text().startswith("step\t")
+    assert _validation_rows(model_dir) == [["1", "13"]]
+
+
+def _snapshot(directory):
+    """Every file under `directory` with its size and modification time."""
+    return {
+        str(path.relative_to(directory)): (
+            path.stat().st_size,
+            path.stat().st_mtime_ns,
+        )
+        for path in sorted(directory.rglob("*"))
+        if path.is_file()
+    }
+
+
+@pytest.mark.slow
+def test_a_second_trainer_is_refused_and_a_killed_one_leaves_no_lock(
+    text_files, tmp_path
+):
+    model_dir = tmp_path / "one_writer"
+    first = subprocess.Popen(
+        _command(model_dir, *text_files),
+        env=_env(),
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        checkpoint = model_dir / "checkpoints" / "ckpt-5.index"
+        deadline = time.time() + 300
+        while not checkpoint.exists() and time.time() < deadline:
+            assert first.poll() is None, "training ended before the check"
+            time.sleep(0.05)
+        # Stopped, so that only the second process could change the files.
+        first.send_signal(signal.SIGSTOP)
+        before = _snapshot(model_dir)
+        # TensorFlow's start-up lines hidden, as the command hides them.
+        quiet = {k: v for k, v in _env().items() if k != "TF_CPP_MIN_LOG_LEVEL"}
+        second = _attempt(_command(model_dir, *text_files), quiet, 300)
+        assert _snapshot(model_dir) == before
+    finally:
+        first.kill()
+        first.wait()
+    assert second.returncode == 2, second.stderr[-2000:]
+    assert second.stdout == ""
+    lines = [line for line in second.stderr.splitlines() if line.strip()]
+    assert lines == [
+        f"error: {model_dir.resolve()} is being trained by PID {first.pid} "
+        f"on {socket.gethostname()} (it holds "
+        f"{model_dir.resolve() / 'train.lock'}); wait for it to end, or stop "
+        "it and run this command again to resume"
+    ], second.stderr
+    # kill -9 left no stale lock: the same command resumes at once.
+    resumed = _run(_command(model_dir, *text_files))
+    assert "resuming from" in resumed.stdout
+    assert "done: step 26" in resumed.stdout
 
 
 def _truncate(path):

@@ -17,6 +17,8 @@ MODEL_DIR/
                        checked when the run is resumed
   epoch.json           the epoch length in steps (pairs counted by the
                        pre-pass, batches of a sample), kept on resume
+  train.lock           held by the process training into the directory
+                       (see training.run_lock): one writer at a time
 """
 
 import json
@@ -40,6 +42,7 @@ class ModelDir:
         self.validation_log = self.path / "validation.tsv"
         self.data_identity = self.path / "data_identity.json"
         self.epoch = self.path / "epoch.json"
+        self.lock = self.path / "train.lock"
 
     def vocab_dir(self, side):
         """`vocab/source` or `vocab/target`."""

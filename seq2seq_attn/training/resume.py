@@ -63,20 +63,35 @@ def tsv_rows(path):
     return [line.split("\t") for line in lines[1:] if line]
 
 
-def truncate_log(path, step_column, last_step):
+def _row_step(row, step_column, columns):
+    """The step of a whole log row, or None for one a kill or a full disk
+    cut short (no newline, fewer fields, or a step that is not a number)."""
+    fields = row.rstrip("\n").split("\t")
+    if not row.endswith("\n") or len(fields) != columns:
+        return None
+    return int(fields[step_column]) if fields[step_column].isdigit() else None
+
+
+def truncate_log(path, header, step_column, last_step):
     """Drops the rows of a TSV log whose step is past `last_step`, so that
     a resumed run's rows follow the checkpoint's step without duplicates.
-    A row cut short by a kill (no newline) is dropped too. Returns how many
-    rows were dropped."""
+    A row cut short by a kill is dropped too, and a log left empty or
+    without its header line gets `header` (a log's own header, from an
+    earlier version, is kept). Returns how many rows were dropped."""
     path = pathlib.Path(path)
     if not path.is_file():
         return 0
-    header, *rows = path.read_text().splitlines(keepends=True)
-    kept = [
-        row
-        for row in rows
-        if row.endswith("\n") and int(row.split("\t")[step_column]) <= last_step
-    ]
-    if len(kept) != len(rows):
+    lines = path.read_text(errors="replace").splitlines(keepends=True)
+    first = lines[0] if lines else ""
+    has_header = first.endswith("\n") and not first[:1].isdigit()
+    rows = lines[1:] if has_header else lines
+    header = first if has_header else header
+    columns = header.count("\t") + 1
+    kept = []
+    for row in rows:
+        step = _row_step(row, step_column, columns)
+        if step is not None and step <= last_step:
+            kept.append(row)
+    if not has_header or len(kept) != len(rows):
         write_atomically(path, header + "".join(kept))
     return len(rows) - len(kept)

@@ -47,6 +47,11 @@ from seq2seq_attn.training.resume import (
     truncate_log,
     tsv_rows,
 )
+from seq2seq_attn.training.run_lock import (
+    LOCK_FILE,
+    hold_run_directory,
+    release_run_directory,
+)
 from seq2seq_attn.training.strategy import (
     is_chief,
     num_workers,
@@ -69,6 +74,11 @@ class Trainer:
         strategy: a `tf.distribute.Strategy` (default: the default one).
         flags_text: the flags to record in `flags.txt`.
         log: where progress lines go.
+
+    Raises:
+        RunDirectoryLockedError: another process is training into
+            `model_dir` (the chief holds its lock, `run_lock`, from here to
+            the end of the process); nothing there is changed.
     """
 
     def __init__(
@@ -78,16 +88,20 @@ class Trainer:
         self.strategy = strategy or tf.distribute.get_strategy()
         self.log = log
         self.chief = is_chief()
-        with self._removed_if_setup_fails():
+        path = self.paths.path
+        existed = path.exists()
+        fresh = not existed or {p.name for p in path.iterdir()} <= {LOCK_FILE}
+        if self.chief:
+            # Before anything is written: a second trainer changes nothing.
+            hold_run_directory(path)
+        with self._removed_if_setup_fails(existed, fresh):
             self._set_up(run, flags_text)
 
     @contextlib.contextmanager
-    def _removed_if_setup_fails(self):
+    def _removed_if_setup_fails(self, existed, fresh):
         """Bad data or flags leave nothing behind in a new model directory
         (no vocabulary of an empty corpus, no empty run folder)."""
         path = self.paths.path
-        existed = path.exists()
-        fresh = not existed or not any(path.iterdir())
         try:
             yield
         except BaseException:
@@ -100,6 +114,7 @@ class Trainer:
                             child.unlink()
                 else:
                     shutil.rmtree(path)
+                release_run_directory(path)
             raise
 
     def _set_up(self, run, flags_text):
@@ -211,6 +226,7 @@ class Trainer:
             checkpoint_name="ckpt",
         )
         self.last_checkpoint = self._restore(checkpoint, state, directory)
+        self._cut_logs_to_checkpoint()
         if self.last_checkpoint:
             self._resume_from_checkpoint(train)
         self._train_step = self._make_train_step(train)
@@ -253,17 +269,32 @@ class Trainer:
                 f"{str(error).splitlines()[0]}"
             ) from error
 
-    def _resume_from_checkpoint(self, train):
-        """Cuts the logs back to the restored step, applies the flags that
-        changed, and says so."""
-        step = int(self.step.numpy())
-        if self.chief:
-            truncate_log(self.paths.train_log, 0, step)
-            truncate_log(
+    def _cut_logs_to_checkpoint(self):
+        """Cuts the logs back to the restored step (to their header where
+        no checkpoint was restored), so that the rows of steps a kill lost
+        are not logged twice; a log that a kill or a full disk left empty
+        or cut short is repaired."""
+        if not self.chief:
+            return
+        for path, header, column, step in (
+            (self.paths.train_log, TRAIN_LOG_HEADER, 0, self.step),
+            (
                 self.paths.validation_log,
+                VALIDATION_LOG_HEADER,
                 1,
-                int(self.validated_step.numpy()),
-            )
+                self.validated_step,
+            ),
+        ):
+            dropped = truncate_log(path, header, column, int(step.numpy()))
+            if dropped:
+                self.log(
+                    f"removed {dropped} row(s) of {path.name} past the "
+                    f"checkpoint (step {int(step.numpy())})"
+                )
+
+    def _resume_from_checkpoint(self, train):
+        """Applies the flags that changed, and says so."""
+        step = int(self.step.numpy())
         # The configured rate, also when the command changed it: a constant
         # rate is a variable of the optimizer, restored with it.
         if train.schedule == "constant":
