@@ -29,7 +29,7 @@ class RunDirectoryLockedError(RuntimeError):
 
 
 def _holder(path):
-    """"PID N on HOST" from a lock file, or what can be said without it."""
+    """The holder a lock file names ("PID N on HOST"), or a stand-in."""
     try:
         pid, _, host = path.read_text().strip().partition(" ")
     except OSError:
