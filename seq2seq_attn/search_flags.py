@@ -70,11 +70,11 @@ def search_config_from_flags(command):
 
 def warn_if_cut(results, stream=None):
     """Says on stderr how many inputs `--max_input_tokens` cut."""
-    cut = [r for r in results if r.input_tokens > len(r.source_ids)]
+    cut = [r for r in results if r.cut]
     if cut:
         longest = max(r.input_tokens for r in cut)
         print(
-            f"warning: {len(cut)} input line(s) of up to {longest} tokens "
-            f"were cut to --max_input_tokens={FLAGS.max_input_tokens}",
+            f"warning: {len(cut)} input line(s) of up to {longest} tokens or "
+            f"more were cut to --max_input_tokens={FLAGS.max_input_tokens}",
             file=stream or sys.stderr,
         )

@@ -14,6 +14,7 @@ from seq2seq_attn.data import (
     sentence_ids,
     teacher_forcing,
 )
+from seq2seq_attn.data.text_to_ids import input_bytes, utf8_prefix
 
 
 @pytest.fixture(scope="module")
@@ -54,3 +55,46 @@ def test_teacher_forcing_of_one_sentence_and_of_a_batch():
         [EOS_ID, PAD_ID, PAD_ID],
         [9, EOS_ID, PAD_ID],
     ]
+
+
+def _whole_characters(data, max_bytes):
+    """The longest prefix of whole UTF-8 characters within `max_bytes`."""
+    prefix = data[:max_bytes]
+    while prefix:
+        try:
+            prefix.decode("utf-8")
+            return prefix
+        except UnicodeDecodeError:
+            prefix = prefix[:-1]
+    return prefix
+
+
+def test_utf8_prefix_cuts_bytes_at_a_character_boundary(rng):
+    alphabet = ["a", " ", "é", "ß", "東", "京", "😀", "\u0301"]
+    texts = [
+        "".join(rng.choice(alphabet, size=int(rng.integers(0, 40))))
+        for _ in range(300)
+    ]
+    data = [text.encode("utf-8") for text in texts]
+    for max_bytes in (3, 4, 7, 16, 33):
+        got = utf8_prefix(tf.constant(data), max_bytes).numpy().tolist()
+        assert got == [_whole_characters(d, max_bytes) for d in data]
+
+
+def test_utf8_prefix_bounds_invalid_bytes_too():
+    data = [b"\x80" * 50, b"ab\xe6\x9d", b"abcd\xe6\x9d\xb1\xe4\xba\xac", b""]
+    got = utf8_prefix(tf.constant(data), 6).numpy().tolist()
+    assert [len(g) for g in got] == [6, 4, 4, 0]
+    assert got[1] == data[1]  # shorter than the cut: unchanged
+    assert utf8_prefix(tf.constant([], tf.string), 6).shape == [0]
+
+
+def test_a_long_line_is_read_only_as_far_as_its_tokens_go(tokenizer):
+    short = "a man rides a horse ."
+    line = " ".join(["two dogs play ."] * 300_000)  # 4.8 MB
+    ids = sentence_ids(tokenizer, tf.constant([short, line]), max_tokens=10)
+    assert ids.row_lengths().numpy().tolist() == [6, 10]
+    # The same ids as tokenizing the whole line and then cutting it.
+    whole = sentence_ids(tokenizer, tf.constant([line]))[:, :10]
+    assert ids[1].numpy().tolist() == whole[0].numpy().tolist()
+    assert input_bytes(10) < len(line) // 1000

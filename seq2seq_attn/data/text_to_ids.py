@@ -3,6 +3,7 @@ training, translate, evaluate and the export share.
 
     text                   "a man ."
     sentence_ids           [[5, 17, 4]]            ragged, cut to a maximum
+                                                   (bytes before tokens)
     padded_ids             [[5, 17, 4]]            dense, PAD_ID after
     teacher_forcing(ids)   [[<s> 5 17 4]], [[5 17 4 </s>]]
 
@@ -14,6 +15,11 @@ import tensorflow as tf
 
 from seq2seq_attn.data.special_tokens import BOS_ID, EOS_ID, PAD_ID
 
+# Bytes read per token of `max_tokens`: far more than any vocabulary's
+# tokens take in text (a word of 64 bytes), so that an input under the
+# token limit is never cut by bytes.
+BYTES_PER_TOKEN = 64
+
 
 def clean_text(text):
     """Valid UTF-8: invalid bytes become U+FFFD."""
@@ -22,22 +28,77 @@ def clean_text(text):
     )
 
 
-def sentence_ids(tokenizer, text, max_tokens=None):
+def utf8_prefix(text, max_bytes):
+    """The first `max_bytes` bytes of each string of `text` [B], cut back
+    to the start of a character split by the cut (a longer string's
+    characters are whole UTF-8 bytes up to the cut, or invalid bytes that
+    `clean_text` replaces). Shorter strings are unchanged. Only slices are
+    read and written, so the cost is bounded by `max_bytes` (>= 3), not by
+    the input."""
+    length = tf.strings.length(text)
+    long = length > max_bytes
+    zeros = tf.zeros_like(length)
+    # The last 3 bytes kept and the first one dropped ("" for short rows,
+    # then 4 zero bytes).
+    window = tf.strings.substr(
+        text, tf.where(long, max_bytes - 3, zeros), tf.where(long, 4, zeros)
+    )
+    window = tf.strings.substr(
+        tf.strings.join([window, "\0\0\0\0"]), zeros, zeros + 4
+    )
+    # (Reshaped: an empty batch decodes to [0, 0].)
+    tail = tf.reshape(
+        tf.cast(tf.io.decode_raw(window, tf.uint8), tf.int32), [-1, 4]
+    )
+    continues = tf.equal(tf.bitwise.bitwise_and(tail, 0xC0), 0x80)
+    # The last kept byte that leads a character of 2 or more bytes: the cut
+    # splits that character if every byte after it, and the first dropped
+    # one, continue it.
+    positions = tf.range(3)
+    last_lead = tf.reduce_max(tf.where(tail[:, :3] >= 0xC0, positions, -1), 1)
+    after_lead = tf.logical_or(
+        positions[None, :] <= last_lead[:, None], continues[:, :3]
+    )
+    split = (
+        continues[:, 3] & (last_lead >= 0) & tf.reduce_all(after_lead, axis=1)
+    )
+    cut = tf.where(split, max_bytes - 3 + last_lead, max_bytes)
+    return tf.strings.substr(text, zeros, tf.where(long, cut, length))
+
+
+def input_bytes(max_tokens):
+    """How many bytes of an input are read to find its first `max_tokens`
+    tokens (`BYTES_PER_TOKEN` each)."""
+    return BYTES_PER_TOKEN * max_tokens
+
+
+def sentence_ids(tokenizer, text, max_tokens=None, bound_bytes=None):
     """int32 ragged [B, (T)]: the ids of each string of `text` [B] (invalid
-    UTF-8 replaced), cut to `max_tokens` if given."""
+    UTF-8 replaced), cut to `max_tokens` if given.
+
+    With `max_tokens`, only the first `input_bytes(max_tokens)` bytes of a
+    string are tokenized (`utf8_prefix`): a 10 MB line costs what a line of
+    a few KB does. `bound_bytes` bounds the bytes without cutting the tokens
+    (to count the tokens past the cut)."""
+    limit = bound_bytes or (max_tokens and input_bytes(max_tokens))
+    if limit:
+        text = utf8_prefix(text, limit)
     ids = tokenizer.tokenize(clean_text(text))
     if max_tokens:
         ids = ids[:, :max_tokens]
     return tf.cast(ids, tf.int32)
 
 
-def sentence_ids_in_chunks(tokenizer, texts, max_tokens=None, chunk=8192):
+def sentence_ids_in_chunks(
+    tokenizer, texts, max_tokens=None, chunk=8192, bound_bytes=None
+):
     """`sentence_ids` of a long list of strings, a chunk at a time."""
     parts = [
         sentence_ids(
             tokenizer,
             tf.constant(texts[start : start + chunk], tf.string),
             max_tokens,
+            bound_bytes,
         )
         for start in range(0, len(texts), chunk)
     ]

@@ -12,7 +12,11 @@ import numpy as np
 import tensorflow as tf
 
 from seq2seq_attn.data.special_tokens import EOS_ID, UNK_ID
-from seq2seq_attn.data.text_to_ids import padded_ids, sentence_ids_in_chunks
+from seq2seq_attn.data.text_to_ids import (
+    input_bytes,
+    padded_ids,
+    sentence_ids_in_chunks,
+)
 from seq2seq_attn.decoding.search import detokenize_hypotheses
 from seq2seq_attn.decoding.search import search as search_ids
 from seq2seq_attn.decoding.search_config import SearchConfig
@@ -33,7 +37,9 @@ class Translation:
         alignment: [len(tokens) + 1, len(source_ids)] attention weights of the
             best hypothesis (the last row is </s>'s), or None for empty input.
         input_tokens: the source tokens before `max_input_tokens` cut them
-            (more than `len(source_ids)` if they did).
+            (more than `len(source_ids)` if they did; of a very long input,
+            those in the bytes read, `text_to_ids.input_bytes`).
+        cut: whether `max_input_tokens` cut the input.
     """
 
     text: str
@@ -43,6 +49,7 @@ class Translation:
     source_ids: np.ndarray
     alignment: np.ndarray | None
     input_tokens: int = 0
+    cut: bool = False
 
 
 class Translator:
@@ -112,8 +119,11 @@ class Translator:
     def encode(self, sentences):
         """Source ids of each sentence (cut to `max_input_tokens`): int32
         ragged [B, (T)]."""
-        ids = sentence_ids_in_chunks(self.source_tokenizer, list(sentences))
-        return ids[:, : self.config.max_input_tokens]
+        return sentence_ids_in_chunks(
+            self.source_tokenizer,
+            list(sentences),
+            self.config.max_input_tokens,
+        )
 
     def translate(self, sentences, progress=False):
         """The best translation of one sentence (a string) or of each of a
@@ -139,9 +149,15 @@ class Translator:
                 f"({sentences[:40]!r}); translate(sentence) takes one"
             )
         sentences = list(sentences)
-        full = sentence_ids_in_chunks(self.source_tokenizer, sentences)
+        limit = self.config.max_input_tokens
+        # The tokens of the bytes that can hold `limit` of them, counted
+        # past the limit to tell the cut inputs.
+        max_bytes = limit and input_bytes(limit)
+        full = sentence_ids_in_chunks(
+            self.source_tokenizer, sentences, bound_bytes=max_bytes
+        )
         input_tokens = full.row_lengths().numpy()
-        ids = full[:, : self.config.max_input_tokens]
+        ids = full[:, :limit]
         rows = [np.asarray(row, "int32") for row in ids.to_list()]
         results = [
             Translation("", 0.0, [("", 0.0)], row, row, None) for row in rows
@@ -159,6 +175,11 @@ class Translator:
             for r, i in enumerate(chunk):
                 results[i] = _translation([x[r] for x in found], rows[i])
                 results[i].input_tokens = int(input_tokens[i])
+                results[i].cut = bool(
+                    input_tokens[i] > len(rows[i])
+                    or max_bytes
+                    and len(sentences[i].encode("utf-8", "replace")) > max_bytes
+                )
             if self.replace_unk:
                 self._replace_unknown_words(
                     [results[i] for i in chunk], sentences, chunk
