@@ -3,8 +3,9 @@
     python -m seq2seq_attn.export --model_dir=runs/m30k_rnnsearch \
         --export_dir=exports/m30k_rnnsearch --beam_size=5
 
-writes `EXPORT_DIR/<version>/` (the next integer, as TF Serving expects) with
-the signatures `serving_default`, `translate_nbest` and `align`, and the
+writes `EXPORT_DIR/<version>/` (the next integer, as TF Serving expects),
+complete or not at all (it is renamed into place once written), with the
+signatures `serving_default`, `translate_nbest` and `align`, and the
 vocabularies in its assets. See `seq2seq_attn.export.exporter`.
 """
 
@@ -27,10 +28,15 @@ def main(argv):
     if len(argv) > 1:
         raise app.UsageError(f"unexpected arguments: {argv[1:]}")
     logging.set_verbosity(logging.WARNING)
-    from seq2seq_attn.export.exporter import TranslationModule, export
+    from seq2seq_attn.export.exporter import (
+        TranslationModule,
+        check_export_dir,
+        export,
+    )
     from seq2seq_attn.model_dir import load_trained
 
     try:
+        check_export_dir(FLAGS.export_dir, FLAGS.version or None)
         search = search_flags.search_config_from_flags("export")
         _, model, source, target = load_trained(
             FLAGS.model_dir, FLAGS.checkpoint

@@ -22,7 +22,11 @@ its chunks cost, no more per sentence.
 """
 
 import dataclasses
+import os
 import pathlib
+import re
+import shutil
+import tempfile
 
 import keras
 import tensorflow as tf
@@ -197,10 +201,65 @@ def next_version(export_dir):
     return max(versions, default=0) + 1
 
 
+# A version being written: `.N.partial-PID-XXXX` beside the versions, a
+# name TF Serving does not take for a version.
+PARTIAL = re.compile(r"\.\d+\.partial-(\d+)-.+")
+
+
+def _alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def remove_abandoned_exports(export_dir):
+    """Removes the partial versions of exports whose process died (a
+    `kill -9` or a crash); returns their names."""
+    removed = []
+    for path in pathlib.Path(export_dir).glob(".*.partial-*"):
+        match = PARTIAL.fullmatch(path.name)
+        if match and path.is_dir() and not _alive(int(match.group(1))):
+            shutil.rmtree(path, ignore_errors=True)
+            removed.append(path.name)
+    return removed
+
+
+def check_export_dir(export_dir, version=None):
+    """Refuses, before any work, a `version` below 1 or an `export_dir`
+    that names a file."""
+    if version is not None and (
+        isinstance(version, bool) or not isinstance(version, int) or version < 1
+    ):
+        raise ValueError(
+            f"version must be a positive integer (TF Serving loads only "
+            f"those), got {version!r}"
+        )
+    export_dir = pathlib.Path(export_dir)
+    if export_dir.exists() and not export_dir.is_dir():
+        raise NotADirectoryError(
+            f"{export_dir}: is a file; --export_dir is the folder of the "
+            "version folders"
+        )
+
+
 def export(module, export_dir, version=None):
-    """Writes `module` to `export_dir/<version>/` and returns that path."""
+    """Writes `module` to `export_dir/<version>/` and returns that path.
+
+    The version is written into a partial folder beside it and renamed into
+    place once `saved_model.pb`, the variables and the assets are complete,
+    so that TF Serving, which watches `export_dir` for the newest version,
+    never sees half of one. A failed export removes its partial folder (and
+    those that killed exports left behind)."""
+    check_export_dir(export_dir, version)
+    export_dir = pathlib.Path(export_dir)
+    export_dir.mkdir(parents=True, exist_ok=True)
+    remove_abandoned_exports(export_dir)
     version = version or next_version(export_dir)
-    path = pathlib.Path(export_dir) / str(version)
+    path = export_dir / str(version)
     if path.exists():
         raise FileExistsError(f"{path} exists; choose another --version")
     archive = keras.export.ExportArchive()
@@ -210,5 +269,23 @@ def export(module, export_dir, version=None):
     archive.add_endpoint("serving_default", module.serve, [TEXT])
     archive.add_endpoint("translate_nbest", module.translate_nbest, [TEXT])
     archive.add_endpoint("align", module.align, [TEXT, TARGET])
-    archive.write_out(str(path), verbose=False)
+    partial = pathlib.Path(
+        tempfile.mkdtemp(
+            prefix=f".{version}.partial-{os.getpid()}-", dir=export_dir
+        )
+    )
+    try:
+        archive.write_out(str(partial), verbose=False)
+        try:
+            # Fails on a version folder another export has just written.
+            os.rename(partial, path)
+        except OSError as error:
+            if path.exists():
+                raise FileExistsError(
+                    f"{path} exists; choose another --version"
+                ) from error
+            raise
+    except BaseException:
+        shutil.rmtree(partial, ignore_errors=True)
+        raise
     return path
