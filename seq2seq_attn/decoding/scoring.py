@@ -37,8 +37,12 @@ class Scoring:
                 f"length_penalty must be one of {LENGTH_PENALTIES}, "
                 f"got {self.length_penalty!r}"
             )
-        if self.alpha < 0 or self.beta < 0:
-            raise ValueError("alpha and beta must be >= 0")
+        for name in ("alpha", "beta"):
+            value = getattr(self, name)
+            if not 0 <= value < float("inf"):  # NaN fails too
+                raise ValueError(
+                    f"{name} must be a finite number >= 0, got {value}"
+                )
 
     def length_divisor(self, lengths):
         """The length penalty lp(L) that log-probabilities are divided by."""

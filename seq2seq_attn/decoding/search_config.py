@@ -8,6 +8,9 @@ from seq2seq_attn.decoding.scoring import Scoring
 # Where a command's use differs, so does its default: the export's
 # `translate_nbest` signature exists to return several hypotheses.
 COMMAND_DEFAULTS = {"translate": {}, "evaluate": {}, "export": {"nbest": 5}}
+# The largest output limit a * |x| + b may ask for.
+MAX_LENGTH_A = 1000
+MAX_LENGTH_B = 1_000_000
 
 
 @dataclasses.dataclass(frozen=True)
@@ -19,7 +22,7 @@ class SearchConfig:
         nbest: hypotheses returned per sentence, at most `beam_size`.
         scoring: a `Scoring` (length normalisation, coverage penalty).
         max_length_a, max_length_b: the output limit, ceil(a * |x| + b)
-            tokens with </s>.
+            tokens with </s> (a at most 1,000, b from 1 to 1,000,000).
         max_input_tokens: longer inputs are cut to this many tokens (None:
             no limit); the default keeps a stray long line from taking
             gigabytes.
@@ -43,11 +46,17 @@ class SearchConfig:
                 f"nbest must be in [1, beam_size={self.beam_size}], "
                 f"got {self.nbest}"
             )
-        if self.max_length_a < 0 or self.max_length_b < 1:
+        # NaN fails these comparisons too, and the upper limits keep
+        # ceil(a * |x| + b) a count of tokens (an int32 in the graph).
+        if not 0 <= self.max_length_a <= MAX_LENGTH_A:
             raise ValueError(
-                "the output limit needs max_length_a >= 0 and "
-                f"max_length_b >= 1, got {self.max_length_a}, "
-                f"{self.max_length_b}"
+                f"max_length_a must be a number in [0, {MAX_LENGTH_A}], "
+                f"got {self.max_length_a}"
+            )
+        if not 1 <= self.max_length_b <= MAX_LENGTH_B:
+            raise ValueError(
+                f"max_length_b must be a number in [1, {MAX_LENGTH_B:,}], "
+                f"got {self.max_length_b}"
             )
         if self.max_input_tokens is not None and self.max_input_tokens < 1:
             raise ValueError(

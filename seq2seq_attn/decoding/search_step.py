@@ -75,7 +75,9 @@ def max_output_lengths(source_ids, a=1.5, b=5):
     source_lengths = tf.reduce_sum(
         tf.cast(source_ids != PAD_ID, tf.float32), -1
     )
-    return tf.cast(tf.math.ceil(a * source_lengths + b), tf.int32)
+    # Capped where an unlimited input would overflow the int32 count.
+    limits = tf.minimum(tf.math.ceil(a * source_lengths + b), 2.0**30)
+    return tf.cast(limits, tf.int32)
 
 
 def top_candidates(form, tokens, position, state, encoded, k, live):

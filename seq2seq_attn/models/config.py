@@ -125,6 +125,10 @@ class ModelConfig:
             f"dropout must be in [0, 1), got {self.dropout}",
         )
         check(
+            0.0 < self.init_scale < float("inf"),
+            f"init_scale must be positive and finite, got {self.init_scale}",
+        )
+        check(
             not (
                 self.architecture == "luong"
                 and self.score == "none"

@@ -7,11 +7,17 @@ translate, evaluate and export need only `--model_dir`.
 
 import dataclasses
 import json
+import math
 import pathlib
 
 from seq2seq_attn.models.config import ModelConfig
 
 OPTIMIZERS = ("adadelta", "sgd", "adam")
+MIXED_PRECISION = ("", "mixed_float16", "mixed_bfloat16")
+VARIANTS = ("raw", "tok")
+TOKENIZERS = ("sentencepiece", "wordpiece", "word")
+BATCH_BY = ("sentences", "tokens")
+INVALID_UTF8 = ("error", "replace", "skip")
 SCHEDULES = ("constant", "halving")
 STRATEGIES = ("default", "mirrored", "multi_worker")
 
@@ -66,6 +72,38 @@ def write_atomically(path, text):
 def _check(condition, message):
     if not condition:
         raise ValueError(message)
+
+
+def _check_fields(config, section, choices, minimums):
+    """Refuses a non-finite number in any field of `config` (NaN and the
+    infinities, by name), a value outside `choices[field]`, and a number
+    below `minimums[field]`."""
+    for field in dataclasses.fields(config):
+        value = getattr(config, field.name)
+        if isinstance(value, float):
+            _check(
+                math.isfinite(value),
+                f"{section}: {field.name} must be a finite number, got {value}",
+            )
+    for name, allowed in choices.items():
+        value = getattr(config, name)
+        _check(
+            value in allowed,
+            f"{section}: {name} must be one of {allowed}, got {value!r}",
+        )
+    for name, minimum in minimums.items():
+        value = getattr(config, name)
+        _check(
+            value >= minimum,
+            f"{section}: {name} must be >= {minimum}, got {value}",
+        )
+
+
+def bleu_tokenizers():
+    """The sacreBLEU tokenizers `bleu_tokenize` may name."""
+    from sacrebleu.metrics import BLEU
+
+    return tuple(BLEU.TOKENIZERS)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -190,6 +228,25 @@ class DataConfig:
         )
         _check(self.batch_size > 0, "data: batch_size must be positive")
         _check(self.sort_window > 0, "data: sort_window must be positive")
+        _check_fields(
+            self,
+            "data",
+            choices=dict(
+                variant=VARIANTS,
+                tokenizer=TOKENIZERS,
+                batch_by=BATCH_BY,
+                invalid_utf8=INVALID_UTF8,
+                bleu_tokenize=bleu_tokenizers(),
+            ),
+            minimums=dict(
+                source_vocab_size=5,
+                target_vocab_size=5,
+                max_source_length=1,
+                max_target_length=1,
+                bucket_width=0,
+                valid_max_sentences=0,
+            ),
+        )
 
 
 @dataclasses.dataclass(frozen=True)
@@ -280,6 +337,22 @@ class TrainConfig:
         _check(
             self.divergence_window > 0,
             "train: divergence_window must be positive",
+        )
+        _check_fields(
+            self,
+            "train",
+            choices=dict(mixed_precision=MIXED_PRECISION),
+            minimums=dict(
+                rho=0.0,
+                epsilon=0.0,
+                clip_norm=0.0,
+                halve_after_epochs=0,
+                max_steps=0,
+                keep_checkpoints=1,
+                early_stopping_patience=0,
+                num_cpu_devices=0,
+                log_every=1,
+            ),
         )
 
 
