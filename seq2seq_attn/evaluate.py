@@ -109,11 +109,11 @@ def forced_alignment_links(translator, sources, references):
     return links
 
 
-def _write_heatmaps(translator, corpus, results, output):
-    """The attention heatmaps of the `--heatmaps` sentences."""
+def _write_heatmaps(translator, corpus, results, output, indices):
+    """The attention heatmaps of the sentences `indices`."""
     from seq2seq_attn.evaluation.plots import attention_heatmap
 
-    for index in (int(i) for i in FLAGS.heatmaps):
+    for index in indices:
         result = results[index] if index < len(results) else None
         if result is None or result.alignment is None:
             continue
@@ -130,25 +130,45 @@ def _write_heatmaps(translator, corpus, results, output):
         print(f"wrote {path}")
 
 
-def _alignment_error_rate(translator, corpus):
-    """AER of the forced alignments against `--gold_alignments`."""
+def _gold_alignments(corpus):
+    """`--gold_alignments`, parsed (before any translation)."""
     from seq2seq_attn.evaluation import alignment_error_rate as aer
 
     if FLAGS.alignment_format == "talp":
-        gold = aer.parse_talp(
+        return aer.parse_talp(
             FLAGS.gold_alignments, FLAGS.gold_source_first, FLAGS.gold_one_based
         )
-    else:
-        gold = aer.parse_naacl(
-            FLAGS.gold_alignments,
-            len(corpus),
-            FLAGS.gold_source_first,
-            FLAGS.gold_one_based,
-        )
+    return aer.parse_naacl(
+        FLAGS.gold_alignments,
+        len(corpus),
+        FLAGS.gold_source_first,
+        FLAGS.gold_one_based,
+    )
+
+
+def _alignment_error_rate(translator, corpus, gold):
+    """AER of the forced alignments against the `gold` alignments."""
+    from seq2seq_attn.evaluation import alignment_error_rate as aer
+
     links = forced_alignment_links(translator, corpus.sources, corpus.targets)
     rate = aer.alignment_error_rate(links, gold)
     print(f"AER = {rate:.4f} ({len(gold)} sentence pairs)")
     return rate
+
+
+def _integers(name, values, ascending=False):
+    """The non-negative integers of a list flag (ascending ones if asked),
+    or a ValueError naming the flag and the value."""
+    numbers = []
+    for value in values:
+        if not value.strip().isdigit():
+            raise ValueError(
+                f"--{name}: {value!r} is not a non-negative integer"
+            )
+        numbers.append(int(value))
+    if ascending and numbers != sorted(set(numbers)):
+        raise ValueError(f"--{name} must ascend, got {','.join(values)}")
+    return numbers
 
 
 def _test_files():
@@ -178,17 +198,22 @@ def main(argv):
     )
     from seq2seq_attn.evaluation.plots import bleu_by_length_plot
 
+    output = pathlib.Path(
+        FLAGS.output_dir or pathlib.Path(FLAGS.model_dir[0]) / "eval"
+    )
     try:
+        # Everything that can be refused, before any translation.
+        edges = _integers("length_edges", FLAGS.length_edges, ascending=True)
+        heatmaps = _integers("heatmaps", FLAGS.heatmaps)
+        cli.check_writable_folder(output)
         corpus = read_parallel_files(*_test_files())
+        gold = _gold_alignments(corpus) if FLAGS.gold_alignments else None
         translator = translator_flags.translator_from_flags("evaluate")
     except (ValueError, FileNotFoundError) as error:
         print(f"error: {error}", file=sys.stderr)
         sys.exit(2)
     if corpus.report.kept != corpus.report.read:
         print(f"note: {corpus.report.summary()}", file=sys.stderr)
-    output = pathlib.Path(
-        FLAGS.output_dir or pathlib.Path(FLAGS.model_dir[0]) / "eval"
-    )
     output.mkdir(parents=True, exist_ok=True)
     results = translator.translations(corpus.sources, progress=True)
     search_flags.warn_if_cut(results)
@@ -200,7 +225,6 @@ def main(argv):
     chrf = corpus_chrf(hypotheses, corpus.targets)
     print(bleu)
     print(chrf)
-    edges = [int(edge) for edge in FLAGS.length_edges]
     buckets = bleu_by_length(
         corpus.sources, hypotheses, corpus.targets, edges, FLAGS.bleu_tokenize
     )
@@ -217,9 +241,9 @@ def main(argv):
         "bleu_by_length": [vars(b) for b in buckets],
         "sentences": len(hypotheses),
     }
-    _write_heatmaps(translator, corpus, results, output)
-    if FLAGS.gold_alignments:
-        metrics["aer"] = _alignment_error_rate(translator, corpus)
+    _write_heatmaps(translator, corpus, results, output, heatmaps)
+    if gold is not None:
+        metrics["aer"] = _alignment_error_rate(translator, corpus, gold)
     (output / "metrics.json").write_text(json.dumps(metrics, indent=2) + "\n")
     print(f"wrote {output / 'metrics.json'}")
 

@@ -51,6 +51,7 @@ def main(argv):
         raise app.UsageError(f"unexpected arguments: {argv[1:]}")
     logging.set_verbosity(logging.WARNING)
     try:
+        cli.check_writable_file(FLAGS.output)
         sentences = read_lines(FLAGS.input, FLAGS.invalid_utf8)
         translator = translator_flags.translator_from_flags("translate")
     except (ValueError, FileNotFoundError) as error:
@@ -62,14 +63,20 @@ def main(argv):
         out = open(sys.stdout.fileno(), "w", encoding="utf-8", closefd=False)
     else:
         out = open(FLAGS.output, "w", encoding="utf-8")
-    with out:
-        for result in results:
-            hypotheses = result.nbest[: FLAGS.nbest]
-            if FLAGS.scores:
-                fields = [f"{score:.4f} {text}" for text, score in hypotheses]
-            else:
-                fields = [text for text, _ in hypotheses]
-            out.write("\t".join(fields) + "\n")
+    try:
+        with out:
+            for result in results:
+                hypotheses = result.nbest[: FLAGS.nbest]
+                if FLAGS.scores:
+                    fields = [f"{s:.4f} {text}" for text, s in hypotheses]
+                else:
+                    fields = [text for text, _ in hypotheses]
+                out.write("\t".join(fields) + "\n")
+    except OSError as error:
+        if error.filename is not None:
+            raise
+        # A write or the close (a full disk): name the file.
+        raise OSError(error.errno, error.strerror, FLAGS.output) from error
 
 
 if __name__ == "__main__":

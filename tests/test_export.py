@@ -7,6 +7,7 @@ import pathlib
 import subprocess
 import sys
 import textwrap
+import time
 
 import keras
 import pytest
@@ -194,6 +195,72 @@ after = loaded.signatures["serving_default"](text=tf.constant(["a man ."]))
 print(json.dumps({"errors": errors,
                   "after": after["translation"].numpy()[0].decode()}))
 """
+
+
+LONG_LINES = """
+loaded = tf.saved_model.load(sys.argv[1])
+serve = loaded.signatures["serving_default"]
+line = "A man rides a horse. " * 500_000  # 10.5 MB
+# 3,000 bytes (under the 64 x 60 bytes read) hold far more than 60 tokens.
+rows = [line, line[:3000], line[:3000] + "é" * 4_000_000]
+got = serve(text=tf.constant([r.encode() for r in rows]))["translation"]
+print(json.dumps([t.decode() for t in got.numpy()]))
+"""
+
+
+def test_a_10_mb_line_is_cut_to_its_first_tokens(exported):
+    # Only the bytes that can hold --max_input_tokens=60 tokens are
+    # tokenized: the same 60 tokens as a shorter line, so the same output.
+    long, short, multibyte = _fresh_process(LONG_LINES, exported)
+    assert long and long == short == multibyte
+
+
+def _export_command(model_dir, export_dir):
+    return [
+        sys.executable,
+        "-m",
+        "seq2seq_attn.export",
+        f"--model_dir={model_dir}",
+        f"--export_dir={export_dir}",
+        "--beam_size=2",
+    ]
+
+
+def _killed_when(command, appeared, timeout=300):
+    """Starts `command` and kill -9s it as soon as `appeared()` is true."""
+    process = subprocess.Popen(
+        command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    deadline = time.time() + timeout
+    while not appeared() and time.time() < deadline:
+        assert process.poll() is None, "the export ended before the kill"
+        time.sleep(0.002)
+    process.kill()
+    process.wait()
+
+
+@pytest.mark.slow
+def test_a_killed_export_leaves_no_incomplete_version(raw_model_dir, tmp_path):
+    export_dir = tmp_path / "exports"
+    command = _export_command(raw_model_dir, export_dir)
+
+    def partial():
+        return list(export_dir.glob(".1.partial-*"))
+
+    # Killed while the version is written: no version folder at all.
+    _killed_when(command, partial)
+    (abandoned,) = partial()
+    assert not (export_dir / "1").exists()
+
+    # Killed the moment the version folder appears: it is complete.
+    _killed_when(command, (export_dir / "1").exists)
+    version = export_dir / "1"
+    assert (version / "saved_model.pb").is_file()
+    assert (version / "fingerprint.pb").is_file()
+    assert (version / "variables" / "variables.index").is_file()
+    assert list((version / "variables").glob("variables.data-*"))
+    # The second export removed what the first one left.
+    assert not abandoned.exists()
 
 
 def test_requests_of_the_wrong_form_are_refused_and_the_server_lives(

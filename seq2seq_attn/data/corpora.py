@@ -10,6 +10,7 @@ import dataclasses
 import gzip
 import pathlib
 import zipfile
+import zlib
 
 import numpy as np
 
@@ -91,10 +92,46 @@ def _open(path):
     return open(path, "rb")
 
 
+def _lines_before_damage(path):
+    """The whole lines a damaged gzip file gives before its damage."""
+    lines = 0
+    try:
+        with gzip.open(path, "rb") as stream:
+            for line in stream:
+                lines += line.endswith(b"\n")
+    except (EOFError, OSError, zlib.error):
+        pass
+    return lines
+
+
+def damaged_file_error(path, error):
+    """The ValueError of a `.gz` file that cannot be read to its end: cut
+    short, with trailing bytes, or not gzip at all; it names the file and
+    the last line read."""
+    with open(path, "rb") as stream:
+        gzip_data = stream.read(2) == b"\x1f\x8b"
+    if not gzip_data:
+        return ValueError(
+            f"{path}: not gzip data, although the name ends in .gz"
+        )
+    if isinstance(error, EOFError):
+        what = "the gzip data end before their end marker (a file cut short)"
+    elif isinstance(error, gzip.BadGzipFile):
+        what = f"bytes that are not gzip data follow the gzip data ({error})"
+    else:
+        what = f"{error} (damaged gzip data)"
+    lines = _lines_before_damage(path)
+    return ValueError(f"{path}: unreadable after line {lines:,}: {what}")
+
+
 def read_byte_lines(path):
-    """The lines of a plain or gzipped file as bytes, without their "\\n"."""
+    """The lines of a plain or gzipped file as bytes, without their "\\n";
+    a damaged `.gz` is a ValueError naming the file and the line reached."""
     with _open(path) as stream:
-        data = stream.read()
+        try:
+            data = stream.read()
+        except (EOFError, gzip.BadGzipFile, zlib.error) as error:
+            raise damaged_file_error(path, error) from None
     lines = data.split(b"\n")
     if lines and lines[-1] == b"":
         lines.pop()

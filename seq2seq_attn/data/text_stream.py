@@ -20,11 +20,12 @@ import gzip
 import hashlib
 import io
 import pathlib
+import zlib
 
 import numpy as np
 import tensorflow as tf
 
-from seq2seq_attn.data.corpora import INVALID_UTF8
+from seq2seq_attn.data.corpora import INVALID_UTF8, damaged_file_error
 from seq2seq_attn.data.text_to_ids import clean_text
 
 CHUNK_BYTES = 1 << 24
@@ -63,7 +64,10 @@ def _line_chunks(path, digest=None):
     with raw, stream:
         rest = b""
         while True:
-            block = stream.read(CHUNK_BYTES)
+            try:
+                block = stream.read(CHUNK_BYTES)
+            except (EOFError, gzip.BadGzipFile, zlib.error) as error:
+                raise damaged_file_error(path, error) from None
             if not block:
                 break
             block = rest + block

@@ -82,6 +82,14 @@ def _read_vocabulary(path):
             f"{path}: a vocabulary must start with {list(RESERVED_TOKENS)}, "
             f"found {lines[: len(RESERVED_TOKENS)]}"
         )
+    first_line = {}
+    for number, token in enumerate(lines, 1):
+        if token in first_line:
+            raise ValueError(
+                f"{path}:{number}: {token!r} is already on line "
+                f"{first_line[token]}; a vocabulary lists each token once"
+            )
+        first_line[token] = number
     return lines
 
 
@@ -419,7 +427,10 @@ def _train_sentencepiece(texts, vocab_size, model_type, seed, normalization):
         )
     except RuntimeError as error:
         if "Vocabulary size too high" not in str(error):
-            raise
+            raise ValueError(
+                f"sentencepiece could not build a vocabulary from "
+                f"{len(texts):,} sentences: {str(error).split('] ')[-1]}"
+            ) from None
         raise ValueError(
             f"sentencepiece: {len(texts):,} training sentences support "
             f"fewer than {vocab_size:,} pieces ({str(error).split('] ')[-1]}):"

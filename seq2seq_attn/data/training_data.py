@@ -225,6 +225,12 @@ def build_vocabularies(data, vocab_dir, sample, log=print):
     tokenizers = {}
     sizes = {"source": data.source_vocab_size, "target": data.target_vocab_size}
     for side, texts in zip(("source", "target"), sample, strict=True):
+        if not any(text.strip() for text in texts):
+            raise ValueError(
+                f"data: the {side} side has no text to build a vocabulary "
+                f"from: its {len(texts):,} sampled lines are all empty or "
+                "blank"
+            )
         started = time.perf_counter()
         tokenizers[side] = build_tokenizer(
             data.tokenizer,
@@ -305,6 +311,7 @@ def _prepare_as_chief(
         for side in ("source", "target")
     )
     if not have_vocab and data.vocab_dir:
+        _load_tokenizers(data.vocab_dir)  # named where the user wrote them
         for side in ("source", "target"):
             shutil.copytree(
                 pathlib.Path(data.vocab_dir) / side, vocab_dir / side

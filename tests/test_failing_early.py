@@ -1,0 +1,279 @@
+"""Every command fails early, in one line, and leaves nothing half-written:
+bad flags before any work, file errors as `error: PATH: what`, damaged
+corpora named with the line reached."""
+
+import gzip
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+from conftest import multi30k_file_flags, multi30k_slice
+
+from seq2seq_attn.cli import file_error_line
+
+# A model directory that does not exist: a check that names its own flag
+# instead of the missing model ran before the model was loaded.
+NO_MODEL = "/nonexistent/model"
+
+
+def _command(verb, *flags, input_text=None):
+    """Runs `python -m seq2seq_attn.<verb>` as a user would (TensorFlow's
+    start-up lines hidden by the command); returns the result."""
+    env = {k: v for k, v in os.environ.items() if k != "TF_CPP_MIN_LOG_LEVEL"}
+    return subprocess.run(
+        [sys.executable, "-m", f"seq2seq_attn.{verb}", *flags],
+        input=input_text,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=env,
+    )
+
+
+def _one_error_line(result):
+    """The one line a failed command printed (exit 2, no traceback)."""
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert result.returncode == 2, result.stderr[-3000:]
+    assert len(lines) == 1 and lines[0].startswith("error: "), result.stderr
+    return lines[0]
+
+
+def test_translate_checks_its_output_before_loading_a_model(tmp_path):
+    missing = tmp_path / "missing" / "out.txt"
+    line = _one_error_line(
+        _command("translate", f"--model_dir={NO_MODEL}", f"--output={missing}")
+    )
+    assert line == (
+        f"error: {missing}: cannot be written: no folder {missing.parent}"
+    )
+    line = _one_error_line(
+        _command("translate", f"--model_dir={NO_MODEL}", f"--output={tmp_path}")
+    )
+    assert line == f"error: {tmp_path}: is a folder, not a file to write"
+
+
+def test_an_input_folder_is_one_line(tmp_path):
+    line = _one_error_line(
+        _command("translate", f"--model_dir={NO_MODEL}", f"--input={tmp_path}")
+    )
+    assert line == f"error: {tmp_path}: Is a directory"
+
+
+@pytest.mark.parametrize(
+    "flag,message",
+    [
+        ("--max_length_b=1e12", "max_length_b must be a number in"),
+        ("--max_length_a=inf", "max_length_a must be a number in"),
+        ("--max_length_a=nan", "got nan"),
+        ("--alpha=nan", "alpha must be a finite number >= 0, got nan"),
+    ],
+)
+def test_search_flags_out_of_range_are_refused(flag, message):
+    line = _one_error_line(
+        _command("translate", f"--model_dir={NO_MODEL}", flag)
+    )
+    assert message in line
+
+
+def test_evaluate_parses_its_flags_and_gold_file_first(tmp_path):
+    (tmp_path / "src").write_text("a man .\ntwo dogs .\n")
+    (tmp_path / "ref").write_text("ein mann .\nzwei hunde .\n")
+    files = [f"--src={tmp_path / 'src'}", f"--ref={tmp_path / 'ref'}"]
+    line = _one_error_line(
+        _command(
+            "evaluate", f"--model_dir={NO_MODEL}", *files, "--length_edges=abc"
+        )
+    )
+    assert line == "error: --length_edges: 'abc' is not a non-negative integer"
+    line = _one_error_line(
+        _command(
+            "evaluate",
+            f"--model_dir={NO_MODEL}",
+            *files,
+            "--length_edges=20,10",
+        )
+    )
+    assert line == "error: --length_edges must ascend, got 20,10"
+
+    gold = tmp_path / "gold"
+    gold.write_text("0-0 1-1\n0-0 1_1\n")
+    line = _one_error_line(
+        _command(
+            "evaluate",
+            f"--model_dir={NO_MODEL}",
+            *files,
+            f"--gold_alignments={gold}",
+        )
+    )
+    assert line == f"error: {gold}:2: cannot read link '1_1'"
+
+    line = _one_error_line(
+        _command(
+            "evaluate",
+            f"--model_dir={NO_MODEL}",
+            *files,
+            f"--output_dir={tmp_path / 'src' / 'eval'}",
+        )
+    )
+    assert line == (
+        f"error: {tmp_path / 'src'}: is a file, not a folder to write into"
+    )
+
+
+def test_export_refuses_a_negative_version_and_a_file_for_a_folder(tmp_path):
+    export_dir = tmp_path / "exports"
+    line = _one_error_line(
+        _command(
+            "export",
+            f"--model_dir={NO_MODEL}",
+            f"--export_dir={export_dir}",
+            "--version=-3",
+        )
+    )
+    assert "version must be a positive integer" in line and "-3" in line
+    assert not export_dir.exists()
+    a_file = tmp_path / "a_file"
+    a_file.write_text("")
+    line = _one_error_line(
+        _command("export", f"--model_dir={NO_MODEL}", f"--export_dir={a_file}")
+    )
+    assert line == (
+        f"error: {a_file}: is a file; --export_dir is the folder of the "
+        "version folders"
+    )
+
+
+@pytest.fixture(scope="module")
+def text_files(tmp_path_factory):
+    directory = tmp_path_factory.mktemp("text")
+    return multi30k_slice(directory, train=200, val=20)
+
+
+def _train(model_dir, files, *flags):
+    return _command(
+        "train",
+        f"--model_dir={model_dir}",
+        "--corpus=",
+        *multi30k_file_flags(files),
+        "--tokenizer=word",
+        "--source_vocab_size=300",
+        "--target_vocab_size=300",
+        "--hidden_units=8",
+        "--embedding_dim=8",
+        "--max_steps=1",
+        *flags,
+    )
+
+
+@pytest.mark.parametrize(
+    "flag,message",
+    [
+        ("--log_every=0", "train: log_every must be >= 1, got 0"),
+        ("--learning_rate=inf", "train: learning_rate must be a finite"),
+        ("--clip_norm=nan", "train: clip_norm must be a finite number"),
+        ("--tokenizer=bpe", "data: tokenizer must be one of"),
+    ],
+)
+def test_train_refuses_bad_numbers_before_any_work(
+    text_files, tmp_path, flag, message
+):
+    model_dir = tmp_path / "model"
+    line = _one_error_line(_train(model_dir, text_files, flag))
+    assert message in line
+    assert not model_dir.exists()
+
+
+def _damaged_copies(directory, source):
+    """The source file of a slice, gzipped and damaged three ways."""
+    data = gzip.compress(source.read_bytes())
+    damaged = {
+        "cut short": data[: len(data) // 2],
+        "plain text": source.read_bytes(),
+        "trailing junk": data + b"junk after the gzip data",
+    }
+    paths = {}
+    for name, content in damaged.items():
+        paths[name] = directory / f"{name.replace(' ', '_')}.en.gz"
+        paths[name].write_bytes(content)
+    return paths
+
+
+@pytest.mark.slow
+def test_damaged_corpora_are_named_with_the_line_reached(text_files, tmp_path):
+    damaged = _damaged_copies(tmp_path, text_files["train", "en"])
+    expected = {
+        "cut short": "unreadable after line 1",  # some line of the 200
+        "plain text": "not gzip data, although the name ends in .gz",
+        "trailing junk": "unreadable after line 200: bytes that are not gzip",
+    }
+    for name, path in damaged.items():
+        files = dict(text_files)
+        files["train", "en"] = path
+        model_dir = tmp_path / name.replace(" ", "_")
+        line = _one_error_line(_train(model_dir, files))
+        assert line.startswith(f"error: {path}: "), line
+        assert expected[name] in line or (
+            name == "cut short" and "end before their end marker" in line
+        ), line
+        assert not model_dir.exists()
+
+
+@pytest.mark.slow
+def test_blank_corpus_and_duplicate_vocabulary_are_one_line(
+    text_files, tmp_path
+):
+    blank = dict(text_files)
+    for language in ("en", "de"):
+        blank["train", language] = tmp_path / f"blank.{language}"
+        blank["train", language].write_text("\n \n\t\n" * 50)
+    line = _one_error_line(
+        _train(tmp_path / "blank", blank, "--tokenizer=sentencepiece")
+    )
+    assert "no sentence pairs" in line or "all empty or blank" in line
+
+    built = tmp_path / "built"
+    assert _train(built, text_files).returncode == 0
+    vocab = tmp_path / "vocab"
+    shutil.copytree(built / "vocab", vocab)
+    words = vocab / "source" / "vocab.txt"
+    lines = words.read_text().splitlines()
+    words.write_text("\n".join([*lines, lines[7]]) + "\n")
+    line = _one_error_line(
+        _train(tmp_path / "dup", text_files, f"--vocab_dir={vocab}")
+    )
+    assert line == (
+        f"error: {words}:{len(lines) + 1}: {lines[7]!r} is already on line 8;"
+        " a vocabulary lists each token once"
+    )
+    assert not (tmp_path / "dup").exists()
+
+
+@pytest.mark.slow
+def test_a_full_disk_is_one_line(trained_model_dir):
+    # /dev/full takes the open and refuses every write: ENOSPC.
+    result = _command(
+        "translate",
+        f"--model_dir={trained_model_dir}",
+        "--beam_size=1",
+        "--output=/dev/full",
+        input_text="a man .\n",
+    )
+    assert (
+        _one_error_line(result)
+        == ("error: No space left on device (the disk is full)")
+        or "/dev/full: No space left on device" in result.stderr
+    )
+
+
+def test_file_errors_read_as_path_and_reason():
+    import errno
+
+    denied = PermissionError(errno.EACCES, "Permission denied", "/srv/in.txt")
+    assert file_error_line(denied) == "/srv/in.txt: Permission denied"
+    full = OSError(errno.ENOSPC, "No space left on device", "out.txt")
+    assert file_error_line(full) == (
+        "out.txt: No space left on device (the disk is full)"
+    )
+    assert file_error_line(KeyError("a bug")) is None
