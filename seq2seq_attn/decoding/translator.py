@@ -16,6 +16,7 @@ from seq2seq_attn.data.text_to_ids import (
     input_bytes,
     padded_ids,
     sentence_ids_in_chunks,
+    utf8_prefix,
 )
 from seq2seq_attn.decoding.search import detokenize_hypotheses
 from seq2seq_attn.decoding.search import search as search_ids
@@ -178,7 +179,7 @@ class Translator:
                 results[i].cut = bool(
                     input_tokens[i] > len(rows[i])
                     or max_bytes
-                    and len(sentences[i].encode("utf-8", "replace")) > max_bytes
+                    and _byte_length(sentences[i]) > max_bytes
                 )
             if self.replace_unk:
                 self._replace_unknown_words(
@@ -191,7 +192,11 @@ class Translator:
         return results
 
     def _replace_unknown_words(self, translations, sentences, indices):
-        sources = self.source_tokenizer.tokens([sentences[i] for i in indices])
+        texts = tf.constant([sentences[i] for i in indices], tf.string)
+        limit = self.config.max_input_tokens
+        if limit:
+            texts = utf8_prefix(texts, input_bytes(limit))
+        sources = self.source_tokenizer.tokens(texts)
         for translation, source in zip(
             translations, sources.to_list(), strict=True
         ):
@@ -208,6 +213,13 @@ class Translator:
             )
             translation.text = " ".join(replaced)
             translation.nbest[0] = (translation.text, translation.score)
+
+
+def _byte_length(sentence):
+    """The UTF-8 bytes of a sentence given as `str` or `bytes`."""
+    if isinstance(sentence, str):
+        return len(sentence.encode("utf-8", "surrogatepass"))
+    return len(sentence)
 
 
 def _translation(found, source_ids):
