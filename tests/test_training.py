@@ -104,6 +104,28 @@ def _check_progress_bar(output):
         )
 
 
+def _training_until(command, model_dir, step, timeout=300):
+    """Starts the training `command` and returns its process once
+    `model_dir` holds the checkpoint of `step` (killing it if it ends or
+    times out before)."""
+    process = subprocess.Popen(
+        command,
+        env=_env(),
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    checkpoint = model_dir / "checkpoints" / f"ckpt-{step}.index"
+    deadline = time.time() + timeout
+    while not checkpoint.exists():
+        if process.poll() is not None or time.time() > deadline:
+            process.kill()
+            process.wait()
+            raise AssertionError(f"training ended or timed out before {step}")
+        time.sleep(0.05)
+    return process
+
+
 @pytest.mark.slow
 def test_kill_9_then_resume_matches_an_uninterrupted_run(text_files, tmp_path):
     straight = tmp_path / "straight"
@@ -114,20 +136,7 @@ def test_kill_9_then_resume_matches_an_uninterrupted_run(text_files, tmp_path):
     assert steps > 20 and (straight / "best" / "metrics.json").is_file()
 
     resumed = tmp_path / "resumed"
-    process = subprocess.Popen(
-        _command(resumed, *text_files),
-        env=_env(),
-        cwd=ROOT,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    checkpoint = resumed / "checkpoints" / "ckpt-15.index"
-    deadline = time.time() + 300
-    while not checkpoint.exists() and time.time() < deadline:
-        assert process.poll() is None, (
-            "training ended before it could be killed"
-        )
-        time.sleep(0.05)
+    process = _training_until(_command(resumed, *text_files), resumed, 15)
     process.send_signal(signal.SIGKILL)
     process.wait()
     killed_at = max(_losses(resumed))
@@ -462,19 +471,8 @@ def test_a_second_trainer_is_refused_and_a_killed_one_leaves_no_lock(
     text_files, tmp_path
 ):
     model_dir = tmp_path / "one_writer"
-    first = subprocess.Popen(
-        _command(model_dir, *text_files),
-        env=_env(),
-        cwd=ROOT,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    first = _training_until(_command(model_dir, *text_files), model_dir, 5)
     try:
-        checkpoint = model_dir / "checkpoints" / "ckpt-5.index"
-        deadline = time.time() + 300
-        while not checkpoint.exists() and time.time() < deadline:
-            assert first.poll() is None, "training ended before the check"
-            time.sleep(0.05)
         # Stopped, so that only the second process could change the files.
         first.send_signal(signal.SIGSTOP)
         before = _snapshot(model_dir)

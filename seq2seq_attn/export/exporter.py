@@ -207,12 +207,13 @@ PARTIAL = re.compile(r"\.\d+\.partial-(\d+)-.+")
 
 
 def _alive(pid):
+    """Whether process `pid` exists (one of another user's counts)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
     except PermissionError:
-        return True
+        pass
     return True
 
 

@@ -10,6 +10,7 @@ import json
 import math
 import pathlib
 
+from seq2seq_attn.data.corpora import INVALID_UTF8
 from seq2seq_attn.models.config import ModelConfig
 
 OPTIMIZERS = ("adadelta", "sgd", "adam")
@@ -17,7 +18,6 @@ MIXED_PRECISION = ("", "mixed_float16", "mixed_bfloat16")
 VARIANTS = ("raw", "tok")
 TOKENIZERS = ("sentencepiece", "wordpiece", "word")
 BATCH_BY = ("sentences", "tokens")
-INVALID_UTF8 = ("error", "replace", "skip")
 SCHEDULES = ("constant", "halving")
 STRATEGIES = ("default", "mirrored", "multi_worker")
 
@@ -309,21 +309,6 @@ class TrainConfig:
     divergence_window: int = 100
 
     def __post_init__(self):
-        _check(
-            self.optimizer in OPTIMIZERS,
-            f"train: optimizer must be one of {OPTIMIZERS}, "
-            f"got {self.optimizer!r}",
-        )
-        _check(
-            self.schedule in SCHEDULES,
-            f"train: schedule must be one of {SCHEDULES}, "
-            f"got {self.schedule!r}",
-        )
-        _check(
-            self.strategy in STRATEGIES,
-            f"train: strategy must be one of {STRATEGIES}, "
-            f"got {self.strategy!r}",
-        )
         _check(self.learning_rate > 0, "train: learning_rate must be positive")
         _check(self.epochs > 0, "train: epochs must be positive")
         _check(
@@ -341,7 +326,12 @@ class TrainConfig:
         _check_fields(
             self,
             "train",
-            choices=dict(mixed_precision=MIXED_PRECISION),
+            choices=dict(
+                optimizer=OPTIMIZERS,
+                schedule=SCHEDULES,
+                strategy=STRATEGIES,
+                mixed_precision=MIXED_PRECISION,
+            ),
             minimums=dict(
                 rho=0.0,
                 epsilon=0.0,

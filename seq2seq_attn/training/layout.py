@@ -42,7 +42,6 @@ class ModelDir:
         self.validation_log = self.path / "validation.tsv"
         self.data_identity = self.path / "data_identity.json"
         self.epoch = self.path / "epoch.json"
-        self.lock = self.path / "train.lock"
 
     def vocab_dir(self, side):
         """`vocab/source` or `vocab/target`."""
