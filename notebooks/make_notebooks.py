@@ -493,14 +493,15 @@ Trainer(run, model_dir).fit();""",
         "code",
         """\
 import shutil
-from seq2seq_attn.export import TranslationModule, export
-from seq2seq_attn.model_dir import load_trained
+from seq2seq_attn import load_translator
+from seq2seq_attn.export import export
 
-_, model, source_vocab, target_vocab = load_trained(model_dir)
+# The translation task: model, tokenizers and search; the export traces its
+# generate function, the one translate() runs.
+translator = load_translator(model_dir, beam_size=5, nbest=3)
 export_dir = WORK / "exports"
 shutil.rmtree(export_dir, ignore_errors=True)
-path = export(TranslationModule(model, source_vocab, target_vocab,
-                                beam_size=5, nbest=3), export_dir)
+path = export(translator, export_dir)
 print("exported to", path)
 print(sorted(p.name for p in (path / "assets").iterdir()), "in the assets")""",
     ),

@@ -14,7 +14,8 @@ import pytest
 from conftest import SHARED_DATA
 
 from seq2seq_attn.data import build_tokenizer, load_corpus
-from seq2seq_attn.export import TranslationModule, export, next_version
+from seq2seq_attn.decoding.translator import Translator
+from seq2seq_attn.export import export, next_version
 from seq2seq_attn.export.ops import disallowed_ops, saved_model_ops
 from seq2seq_attn.models import ModelConfig, build_model
 
@@ -388,7 +389,7 @@ def test_every_tokenizer_exports_with_allowed_ops_only(
         )
     )
     path = export(
-        TranslationModule(model, source, target, beam_size=2, nbest=2),
+        Translator(model, source, target, beam_size=2, nbest=2),
         tmp_path / "export",
     )
     assert path.name == "1" and next_version(tmp_path / "export") == 2

@@ -355,15 +355,15 @@ def test_early_stopping_holds_when_the_command_is_run_again(
     assert max(_losses(model_dir)) == steps
 
 
-# Recovery: kills placed by the fault-injection hook (SEQ2SEQ_ATTN_DIE_AT,
-# seq2seq_attn.training.faults), not by timing.
+# Recovery: kills at named points, placed by tests/killed_training.py (which
+# patches the training process before `train.main` runs), not by timing.
+KILLED_TRAINING = ROOT / "tests" / "killed_training.py"
 
 
 def _killed(command, point):
-    result = _attempt(
-        command,
-        env=_env(SEQ2SEQ_ATTN_DIE_AT=point),
-    )
+    assert command[1:3] == ["-m", "seq2seq_attn.train"]
+    killed = [command[0], str(KILLED_TRAINING), point, *command[3:]]
+    result = _attempt(killed)
     assert result.returncode == -signal.SIGKILL, result.stderr[-2000:]
 
 

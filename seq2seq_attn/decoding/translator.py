@@ -1,8 +1,11 @@
-"""From sentences to translations: tokenize, search in batches, detokenize.
+"""The translation task: text in, translations out, through one generate
+function.
 
-`Translator` sorts the input by length so that batches carry little padding,
-runs one traced search function per batch, and returns the results in input
-order. Strings are handled only here, at the edge; the search sees ids.
+`Translator` owns the model, its tokenizers and the search; its `generate`
+(`generation.generate`, traced once) tokenizes, cuts, sorts, searches in
+chunks and detokenizes in the graph, and the SavedModel's signatures trace
+the same function. In Python, `translations` gives it sentences in length
+order, `batch_size` at a time, and turns its tensors into `Translation`s.
 """
 
 import dataclasses
@@ -11,17 +14,20 @@ import sys
 import numpy as np
 import tensorflow as tf
 
-from seq2seq_attn.data.special_tokens import EOS_ID, UNK_ID
+from seq2seq_attn.data.special_tokens import EOS_ID, PAD_ID, UNK_ID
 from seq2seq_attn.data.text_to_ids import (
     input_bytes,
-    padded_ids,
     sentence_ids_in_chunks,
     utf8_prefix,
 )
-from seq2seq_attn.decoding.search import detokenize_hypotheses
-from seq2seq_attn.decoding.search import search as search_ids
+from seq2seq_attn.decoding.generation import (
+    TEXT,
+    forced_alignments,
+    generate,
+)
 from seq2seq_attn.decoding.search_config import SearchConfig
 from seq2seq_attn.decoding.unk_replacement import replace_unknown_words
+from seq2seq_attn.models.builder import alignment_model
 from seq2seq_attn.models.inference import as_form
 
 
@@ -54,11 +60,14 @@ class Translation:
 
 
 class Translator:
-    """Translates sentences with a trained model.
+    """The translation task: a trained model, its two tokenizers and a
+    `SearchConfig`, with one in-graph generate function (`generation`) that
+    Python, evaluate, the trainer's validation and the SavedModel's
+    signatures all run.
 
     Args:
-        model: a model from `build_model` (or `load_trained`), or an
-            `InferenceForm`/`EnsembleForm`.
+        model: a model from `build_model`, or an `EnsembleForm` (several
+            models sharing vocabularies, Luong 4.2).
         source_tokenizer, target_tokenizer: the model's tokenizers.
         search: a `SearchConfig`; or give its fields as keyword `options`
             (`beam_size=5`, `nbest`, `scoring`, `max_length_a`,
@@ -92,30 +101,56 @@ class Translator:
         self.replace_unk = replace_unk
         self.dictionary = dictionary
         self.form = as_form(model)
+        # The Keras models (several for an ensemble).
+        forms = getattr(self.form, "forms", [self.form])
+        self.models = [form.model for form in forms]
         self.source_tokenizer = source_tokenizer
         self.target_tokenizer = target_tokenizer
+        self._aligner = None
+        self._traced = {}
 
-        @tf.function(
-            input_signature=[
-                tf.RaggedTensorSpec([None, None], tf.int32, 1, tf.int64),
-                tf.TensorSpec([None], tf.int32),
-            ],
-            autograph=False,
+    def graph_generate(self, text, nbest=None, details=True):
+        """`generation.generate` of string [B] `text` with this task's
+        model, tokenizers and search, as graph ops: what the SavedModel's
+        signatures trace."""
+        return generate(
+            self.form,
+            self.source_tokenizer,
+            self.target_tokenizer,
+            self.config,
+            text,
+            nbest or self.config.nbest,
+            details,
         )
-        def search_batch(ids, rows):
-            """The search of the sentences `rows` of ragged `ids`."""
-            source_ids = padded_ids(tf.gather(ids, rows))
-            result = search_ids(self.form, source_ids, self.config)
-            texts = detokenize_hypotheses(self.target_tokenizer, result.tokens)
-            return (
-                result.tokens,
-                result.lengths,
-                result.scores,
-                result.alignments,
-                texts,
-            )
 
-        self._search = search_batch
+    def generate(self, text, nbest=None, details=True):
+        """`graph_generate` as one traced `tf.function` per (nbest,
+        details): string [B] in, a dict of tensors out."""
+        key = (nbest or self.config.nbest, details)
+        if key not in self._traced:
+            self._traced[key] = tf.function(
+                lambda text: self.graph_generate(text, *key),
+                input_signature=[TEXT],
+                autograph=False,
+            )
+        return self._traced[key](tf.convert_to_tensor(text, tf.string))
+
+    def align(self, text, target):
+        """Forced decoding of `target` [B] as translations of `text` [B]
+        (Luong 5.4): `source_tokens` [B, Tx], `target_tokens` [B, Ty]
+        (padded with ""), `alignment` float32 [B, Ty, Tx]."""
+        if len(self.models) > 1:
+            raise ValueError("align takes one model, not an ensemble")
+        if self._aligner is None:
+            self._aligner = alignment_model(self.models[0])
+        return forced_alignments(
+            self._aligner,
+            self.source_tokenizer,
+            self.target_tokenizer,
+            self.config.max_input_tokens,
+            text,
+            target,
+        )
 
     def encode(self, sentences):
         """Source ids of each sentence (cut to `max_input_tokens`): int32
@@ -142,7 +177,9 @@ class Translator:
         """The `Translation` of each of a list of sentences, in their order.
 
         An empty or whitespace-only sentence gives an empty translation.
-        With `progress`, a progress bar goes to stderr.
+        The sentences are sorted by length and given to `generate`
+        `batch_size` at a time, the chunks its own sort would make of the
+        whole list; with `progress`, a progress bar goes to stderr.
         """
         if isinstance(sentences, (str, bytes)):
             raise TypeError(
@@ -150,44 +187,23 @@ class Translator:
                 f"({sentences[:40]!r}); translate(sentence) takes one"
             )
         sentences = list(sentences)
-        limit = self.config.max_input_tokens
-        # The tokens of the bytes that can hold `limit` of them, counted
-        # past the limit to tell the cut inputs.
-        max_bytes = limit and input_bytes(limit)
-        full = sentence_ids_in_chunks(
-            self.source_tokenizer, sentences, bound_bytes=max_bytes
-        )
-        input_tokens = full.row_lengths().numpy()
-        ids = full[:, :limit]
-        rows = [np.asarray(row, "int32") for row in ids.to_list()]
-        results = [
-            Translation("", 0.0, [("", 0.0)], row, row, None) for row in rows
-        ]
-        order = sorted(
-            (i for i, row in enumerate(rows) if len(row)),
-            key=lambda i: len(rows[i]),
-        )
-        for done in range(0, len(order), self.config.batch_size):
-            chunk = order[done : done + self.config.batch_size]
-            found = [
-                x.numpy()
-                for x in self._search(ids, tf.constant(chunk, tf.int32))
-            ]
-            for r, i in enumerate(chunk):
-                results[i] = _translation([x[r] for x in found], rows[i])
-                results[i].input_tokens = int(input_tokens[i])
-                results[i].cut = bool(
-                    input_tokens[i] > len(rows[i])
-                    or max_bytes
-                    and _byte_length(sentences[i]) > max_bytes
-                )
+        lengths = self.encode(sentences).row_lengths().numpy()
+        order = np.argsort(lengths, kind="stable")
+        results = [None] * len(sentences)
+        size = self.config.batch_size
+        for done in range(0, len(order), size):
+            chunk = order[done : done + size]
+            found = self.generate([sentences[i] for i in chunk])
+            found = {name: x.numpy() for name, x in found.items()}
+            for row, i in enumerate(chunk):
+                results[i] = _translation(found, row)
             if self.replace_unk:
                 self._replace_unknown_words(
                     [results[i] for i in chunk], sentences, chunk
                 )
             if progress:
                 _progress(done + len(chunk), len(order))
-        if progress and order:
+        if progress and len(order):
             sys.stderr.write("\n")
         return results
 
@@ -215,32 +231,34 @@ class Translator:
             translation.nbest[0] = (translation.text, translation.score)
 
 
-def _byte_length(sentence):
-    """The UTF-8 bytes of a sentence given as `str` or `bytes`."""
-    if isinstance(sentence, str):
-        return len(sentence.encode("utf-8", "surrogatepass"))
-    return len(sentence)
-
-
-def _translation(found, source_ids):
-    """The `Translation` of one sentence from its row of a search's
-    `(tokens, lengths, scores, alignments, texts)`."""
-    tokens, lengths, scores, alignments, texts = found
-    length = lengths[0]
-    best = tokens[0, :length]
-    if length and best[-1] == EOS_ID:
-        best = best[:-1]
-    return Translation(
-        text=texts[0].decode("utf-8"),
-        score=float(scores[0]),
-        nbest=[
-            (text.decode("utf-8"), float(score))
-            for text, score in zip(texts, scores, strict=True)
-        ],
-        tokens=best,
-        source_ids=source_ids,
-        alignment=alignments[0, :length, : len(source_ids)],
+def _translation(found, row):
+    """The `Translation` of row `row` of `generate`'s outputs (NumPy)."""
+    source_ids = found["source_ids"][row]
+    source_ids = source_ids[: int((source_ids != PAD_ID).sum())]
+    translation = Translation(
+        "", 0.0, [("", 0.0)], source_ids, source_ids, None
     )
+    if len(source_ids):
+        length = found["lengths"][row, 0]
+        best = found["tokens"][row, 0, :length]
+        if length and best[-1] == EOS_ID:
+            best = best[:-1]
+        translation = Translation(
+            text=found["texts"][row, 0].decode("utf-8"),
+            score=float(found["scores"][row, 0]),
+            nbest=[
+                (text.decode("utf-8"), float(score))
+                for text, score in zip(
+                    found["texts"][row], found["scores"][row], strict=True
+                )
+            ],
+            tokens=best,
+            source_ids=source_ids,
+            alignment=found["alignments"][row, :length, : len(source_ids)],
+        )
+    translation.input_tokens = int(found["input_tokens"][row])
+    translation.cut = bool(found["cut"][row])
+    return translation
 
 
 def _progress(done, total, width=30):

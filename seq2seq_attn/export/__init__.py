@@ -3,7 +3,7 @@
 from seq2seq_attn._lazy import lazy_exports
 
 _EXPORTS = {
-    "TranslationModule": "seq2seq_attn.export.exporter",
+    "signatures": "seq2seq_attn.export.exporter",
     "export": "seq2seq_attn.export.exporter",
     "next_version": "seq2seq_attn.export.exporter",
 }

@@ -28,21 +28,16 @@ def main(argv):
     if len(argv) > 1:
         raise app.UsageError(f"unexpected arguments: {argv[1:]}")
     logging.set_verbosity(logging.WARNING)
-    from seq2seq_attn.export.exporter import (
-        TranslationModule,
-        check_export_dir,
-        export,
-    )
-    from seq2seq_attn.model_dir import load_trained
+    from seq2seq_attn.export.exporter import check_export_dir, export
+    from seq2seq_attn.model_dir import load_translator
 
     try:
         check_export_dir(FLAGS.export_dir, FLAGS.version or None)
         search = search_flags.search_config_from_flags("export")
-        _, model, source, target = load_trained(
-            FLAGS.model_dir, FLAGS.checkpoint
+        translator = load_translator(
+            FLAGS.model_dir, FLAGS.checkpoint, search=search
         )
-        module = TranslationModule(model, source, target, search=search)
-        path = export(module, FLAGS.export_dir, FLAGS.version or None)
+        path = export(translator, FLAGS.export_dir, FLAGS.version or None)
     except (ValueError, FileNotFoundError, FileExistsError) as error:
         print(f"error: {error}", file=sys.stderr)
         sys.exit(2)

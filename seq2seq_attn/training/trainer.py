@@ -17,16 +17,12 @@ import sys
 import time
 
 import keras
-import numpy as np
 import tensorflow as tf
 
 from seq2seq_attn.data.special_tokens import PAD_ID
 from seq2seq_attn.data.training_data import training_data
-from seq2seq_attn.decoding.translator import Translator
-from seq2seq_attn.evaluation.bleu import corpus_bleu
 from seq2seq_attn.models.builder import build_model, packed_model
 from seq2seq_attn.models.shared_layers import real_target_positions
-from seq2seq_attn.training import faults
 from seq2seq_attn.training.checkpoints import (
     DamagedCheckpointError,
     checkpoint_prefixes,
@@ -59,6 +55,7 @@ from seq2seq_attn.training.strategy import (
     shard_index,
     worker_index,
 )
+from seq2seq_attn.training.validation import Validation
 
 TRAIN_LOG_HEADER = "step\tepoch\tloss\tlearning_rate\ttokens_per_s\n"
 VALIDATION_LOG_HEADER = "epoch\tstep\tperplexity\tbleu\n"
@@ -153,13 +150,23 @@ class Trainer:
                 write_atomically(self.paths.flags, flags_text)
         self.steps_per_epoch = prepared.steps_per_epoch
         self.dataset = prepared.train
+        self._build(run.train)
         self.valid = None
         if prepared.validation is not None:
-            self.valid = dict(
-                corpus=prepared.validation,
-                dataset=prepared.validation_batches,
+            model = self.run.model
+            self.valid = Validation(
+                self.model,
+                self.source_tokenizer,
+                self.target_tokenizer,
+                prepared.validation,
+                prepared.validation_batches,
+                self.loss_fn,
+                self.run.data.bleu_tokenize,
+                attention=model.architecture != "rnnencdec"
+                and not (
+                    model.architecture == "luong" and model.score == "none"
+                ),
             )
-        self._build(run.train)
 
     def _check_resumable(self, run):
         """The changes of a resumed run's flags that may change (see
@@ -229,10 +236,11 @@ class Trainer:
         self._cut_logs_to_checkpoint()
         if self.last_checkpoint:
             self._resume_from_checkpoint(train)
-        self._train_step = self._make_train_step(train)
+        # The summed token cross-entropy, of training and validation alike.
         self.loss_fn = keras.losses.SparseCategoricalCrossentropy(
             from_logits=True, ignore_class=PAD_ID, reduction="sum"
         )
+        self._train_step = self._make_train_step(train)
 
     def _restore(self, checkpoint, state, directory):
         """Restores the newest intact checkpoint of `directory`; returns its
@@ -304,9 +312,7 @@ class Trainer:
             self.log(f"resumed with {section} flag --{field}: {old} -> {new}")
 
     def _make_train_step(self, train):
-        loss_fn = keras.losses.SparseCategoricalCrossentropy(
-            from_logits=True, ignore_class=PAD_ID, reduction="sum"
-        )
+        loss_fn = self.loss_fn
         model, optimizer, strategy = self.model, self.optimizer, self.strategy
         scaled = isinstance(optimizer, keras.optimizers.LossScaleOptimizer)
 
@@ -377,8 +383,7 @@ class Trainer:
 
     def _save(self):
         step = int(self.step.numpy())
-        with faults.dying_inside_checkpoint_write(step):
-            self.last_checkpoint = self.manager.save(checkpoint_number=step)
+        self.last_checkpoint = self.manager.save(checkpoint_number=step)
         return self.last_checkpoint
 
     def fit(self):
@@ -525,26 +530,8 @@ class Trainer:
         """Perplexity and greedy BLEU on the validation text; keeps the best
         checkpoint by BLEU apart."""
         started = time.perf_counter()
-        loss_sum = tokens = 0.0
-        for (source, target_input), target_output in self.valid["dataset"]:
-            logits = self.model([source, target_input], training=False)
-            loss_sum += float(self.loss_fn(target_output, logits))
-            tokens += float(
-                tf.reduce_sum(tf.cast(target_output != PAD_ID, tf.float32))
-            )
-        mean_perplexity = perplexity(loss_sum / max(tokens, 1.0))
-        faults.die_at("validation", int(self.step.numpy()))
-        corpus = self.valid["corpus"]
-        translator = Translator(
-            self.model,
-            self.source_tokenizer,
-            self.target_tokenizer,
-            beam_size=1,
-        )
-        hypotheses = translator.translate(corpus.sources)
-        bleu = corpus_bleu(
-            hypotheses, corpus.targets, self.run.data.bleu_tokenize
-        )
+        mean_perplexity = self.valid.perplexity()
+        bleu, hypotheses = self.valid.bleu()
         step = int(self.step.numpy())
         metrics = dict(
             epoch=epoch,
@@ -584,29 +571,8 @@ class Trainer:
             with writer.as_default(step=step):
                 tf.summary.scalar("validation/perplexity", mean_perplexity)
                 tf.summary.scalar("validation/bleu", bleu.value)
-                self._attention_images(corpus)
+                self.valid.attention_images()
         return metrics
-
-    def _attention_images(self, corpus, count=3):
-        if self.run.model.architecture == "rnnencdec" or (
-            self.run.model.architecture == "luong"
-            and self.run.model.score == "none"
-        ):
-            return
-        sources = corpus.sources[:count]
-        translator = Translator(
-            self.model,
-            self.source_tokenizer,
-            self.target_tokenizer,
-            beam_size=1,
-        )
-        for index, result in enumerate(translator.translations(sources)):
-            if result.alignment is None:
-                continue
-            image = result.alignment[None, :, :, None].astype(np.float32)
-            tf.summary.image(
-                f"attention/{index}", image / max(image.max(), 1e-9)
-            )
 
     def _stop_early(self):
         """Whether validation has not improved for `early_stopping_patience`

@@ -1,0 +1,77 @@
+"""The trainer's validation: perplexity by teacher forcing and greedy BLEU
+by the translation task (`Translator`, built once per run), with the
+attention of a few sentences as TensorBoard images."""
+
+import numpy as np
+import tensorflow as tf
+
+from seq2seq_attn.data.special_tokens import PAD_ID
+from seq2seq_attn.decoding.translator import Translator
+from seq2seq_attn.evaluation.bleu import corpus_bleu
+from seq2seq_attn.training.progress import perplexity
+
+
+class Validation:
+    """Measures a model on validation text.
+
+    Args:
+        model: the model being trained.
+        source_tokenizer, target_tokenizer: its tokenizers.
+        corpus: the validation text (`sources`, `targets`).
+        batches: the validation pairs as teacher-forcing batches.
+        loss_fn: the summed token cross-entropy (the training loss).
+        bleu_tokenize: sacreBLEU's tokenizer for the BLEU score.
+        attention: whether the model attends (attention images).
+    """
+
+    def __init__(
+        self,
+        model,
+        source_tokenizer,
+        target_tokenizer,
+        corpus,
+        batches,
+        loss_fn,
+        bleu_tokenize,
+        attention=True,
+    ):
+        self.model = model
+        self.corpus = corpus
+        self.batches = batches
+        self.loss_fn = loss_fn
+        self.bleu_tokenize = bleu_tokenize
+        self.attention = attention
+        self.translator = Translator(
+            model, source_tokenizer, target_tokenizer, beam_size=1
+        )
+
+    def perplexity(self):
+        """Perplexity of the validation targets under teacher forcing."""
+        loss_sum = tokens = 0.0
+        for (source, target_input), target_output in self.batches:
+            logits = self.model([source, target_input], training=False)
+            loss_sum += float(self.loss_fn(target_output, logits))
+            tokens += float(
+                tf.reduce_sum(tf.cast(target_output != PAD_ID, tf.float32))
+            )
+        return perplexity(loss_sum / max(tokens, 1.0))
+
+    def bleu(self):
+        """`(BLEU, hypotheses)` of greedy search on the validation sources."""
+        hypotheses = self.translator.translate(self.corpus.sources)
+        score = corpus_bleu(hypotheses, self.corpus.targets, self.bleu_tokenize)
+        return score, hypotheses
+
+    def attention_images(self, count=3):
+        """Writes the attention of the first `count` validation sentences
+        as images to the default summary writer."""
+        if not self.attention:
+            return
+        sources = self.corpus.sources[:count]
+        for index, result in enumerate(self.translator.translations(sources)):
+            if result.alignment is None:
+                continue
+            image = result.alignment[None, :, :, None].astype(np.float32)
+            tf.summary.image(
+                f"attention/{index}", image / max(image.max(), 1e-9)
+            )
