@@ -297,6 +297,64 @@ print(json.dumps(result))
 """
 
 
+def test_a_tf1_session_runs_every_signature_again_and_again(exported):
+    # How TF Serving's model server runs an export: a TF1 session over the
+    # `serve` meta graph, tensors found through each signature_def, the same
+    # session for every request.
+    sentences = ["A man is riding a bicycle.", "", "Two dogs play in the snow!"]
+    got = _fresh_process(
+        """
+        tf.compat.v1.disable_eager_execution()
+        session = tf.compat.v1.Session(graph=tf.Graph())
+        with session.graph.as_default():
+            meta = tf.compat.v1.saved_model.loader.load(
+                session, ["serve"], sys.argv[1]
+            )
+        sentences = json.loads(sys.argv[2])
+        def run(name, **inputs):
+            signature = meta.signature_def[name]
+            feed = {
+                signature.inputs[key].name: value
+                for key, value in inputs.items()
+            }
+            names = sorted(signature.outputs)
+            fetched = session.run(
+                [signature.outputs[key].name for key in names], feed
+            )
+            return {
+                key: value.tolist() if value.dtype != object else
+                [v.decode("utf-8") for v in value.ravel()]
+                for key, value in zip(names, fetched)
+            }
+        answers = []
+        for _ in range(3):
+            answers.append({
+                "serving_default": run("serving_default", text=sentences),
+                "translate_nbest": run("translate_nbest", text=sentences),
+                "align": run("align", text=sentences, target=sentences),
+                "one": run("serving_default", text=sentences[:1]),
+            })
+        ours = sorted(m for m in sys.modules if m.startswith("seq2seq"))
+        print(json.dumps({"answers": answers, "ours": ours}))
+        """,
+        exported,
+        json.dumps(sentences),
+    )
+    assert got["ours"] == []
+    first, *again = got["answers"]
+    assert all(answer == first for answer in again)
+    best = first["serving_default"]
+    assert len(best["translation"]) == 3 and best["translation"][1] == ""
+    assert best["score"][1] == 0.0
+    assert best["translation"][0] and best["translation"][2]
+    assert first["one"]["translation"] == best["translation"][:1]
+    nbest = first["translate_nbest"]
+    assert len(nbest["translations"]) == 3 * 3  # three rows of 3 hypotheses
+    assert nbest["translations"][0] == best["translation"][0]
+    assert nbest["translations"][3:6] == ["", "", ""]
+    assert len(first["align"]["alignment"]) == 3
+
+
 def test_align_signature(exported):
     got = _fresh_process(ALIGN, exported)
 

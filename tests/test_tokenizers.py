@@ -1,5 +1,4 @@
 import gc
-import hashlib
 import json
 import subprocess
 import sys
@@ -277,12 +276,8 @@ def test_saved_model_carries_vocabulary_as_asset(tmp_path, multi30k_tok):
     # The punctuation split runs in stock TF Serving.
     assert "RegexSplitWithOffsets" in saved_model_ops(tmp_path / "export")
     assert disallowed_ops(tmp_path / "export") == []
-    # The tables are named after the vocabulary, not after a memory address,
-    # so that two exports' tables never share a name in one process.
-    digest = hashlib.sha256((tmp_path / "v" / "vocab.txt").read_bytes())
-    names = _table_names(tmp_path / "export")
-    assert len(names) == 2, names
-    assert all(digest.hexdigest() in name for name in names), names
+    # The vocabulary's two tables are two resources.
+    assert len(_table_names(tmp_path / "export")) == 2
     (tmp_path / "v" / "vocab.txt").unlink()
     code = textwrap.dedent(
         f"""
@@ -301,3 +296,78 @@ def test_saved_model_carries_vocabulary_as_asset(tmp_path, multi30k_tok):
     assert result.returncode == 0, result.stderr[-2000:]
     expected = tokenizer.tokenize(["ein hund läuft."]).to_list()
     assert result.stdout.strip().splitlines()[-1] == str(expected)
+
+
+_EXPORT_ONE_VOCABULARY = """
+import sys, tensorflow as tf, tensorflow_text
+from seq2seq_attn.data import WordTokenizer
+tokenizer = WordTokenizer.build(sys.argv[2].split(), sys.argv[1] + "/v")
+module = tf.Module()
+module.tokenizer = tokenizer
+module.tokenize = tf.function(
+    lambda text: tokenizer.tokenize(text).to_tensor(),
+    input_signature=[tf.TensorSpec([None], tf.string, name="text")],
+)
+tf.saved_model.save(module, sys.argv[1] + "/export",
+                    signatures={"serving_default": module.tokenize})
+"""
+
+
+@pytest.mark.slow
+def test_exports_of_two_processes_keep_their_vocabularies_in_one(tmp_path):
+    # A process that loads two exports written by two processes (TF2, and
+    # TF1 sessions as TF Serving does) looks each word up in its own
+    # export's vocabulary.
+    words = {
+        "a": "red red red green green blue",
+        "b": "blue blue blue green green red",
+    }
+    for name, vocabulary in words.items():
+        subprocess.run(
+            [
+                sys.executable,
+                "-c",
+                _EXPORT_ONE_VOCABULARY,
+                str(tmp_path / name),
+                vocabulary,
+            ],
+            check=True,
+            capture_output=True,
+            timeout=300,
+        )
+    code = textwrap.dedent(
+        f"""
+        import tensorflow as tf, tensorflow_text
+        exports = [{str(tmp_path / "a" / "export")!r},
+                   {str(tmp_path / "b" / "export")!r}]
+        loaded = [tf.saved_model.load(path) for path in exports]
+        print([m.tokenize(tf.constant(["red blue"])).numpy().tolist()
+               for m in loaded])
+        tf.compat.v1.disable_eager_execution()
+        answers = []
+        for path in exports:
+            with tf.Graph().as_default() as graph:
+                session = tf.compat.v1.Session(graph=graph)
+                meta = tf.compat.v1.saved_model.loader.load(
+                    session, ["serve"], path
+                )
+                signature = meta.signature_def["serving_default"]
+                (output,) = signature.outputs.values()
+                for _ in range(2):
+                    answers.append(session.run(
+                        output.name,
+                        {{signature.inputs["text"].name: ["red blue"]}},
+                    ).tolist())
+        print(answers)
+        """
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    eager, session = result.stdout.strip().splitlines()[-2:]
+    assert eager == "[[[4, 6]], [[6, 4]]]"
+    assert session == "[[[4, 6]], [[4, 6]], [[6, 4]], [[6, 4]]]"

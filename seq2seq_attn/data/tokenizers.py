@@ -10,8 +10,8 @@ and the SavedModel export run them inside TensorFlow graphs:
 - `save(directory)` / `load_tokenizer(directory)`.
 
 Ids follow `special_tokens`: 0 <pad>, 1 <unk>, 2 <s>, 3 </s>. Vocabulary
-tables are read from files held as `tf.saved_model.Asset`s, so an export
-carries them in its assets.
+tables are built from the vocabulary files once read; the files are held as
+`tf.saved_model.Asset`s, so an export carries them in its assets too.
 """
 
 import collections
@@ -23,8 +23,8 @@ import shutil
 
 import tensorflow as tf
 import tensorflow_text as tf_text
-from tensorflow_text.python.ops import sentencepiece_tokenizer
 
+from seq2seq_attn import compat
 from seq2seq_attn.data.special_tokens import (
     BOS_ID,
     EOS_ID,
@@ -40,37 +40,19 @@ KINDS = ("word", "wordpiece", "sentencepiece")
 NORMALIZATIONS = ("nmt_nfkc", "nmt_nfkc_cf", "nfkc", "nfkc_cf", "identity")
 
 
-class _ContentNamedInitializer(tf.lookup.TextFileInitializer):
-    """A `TextFileInitializer` whose table is shared under the file's sha256.
-
-    `StaticHashTable` shares its resource under the initializer's name, which
-    TensorFlow builds from `str(filename)`: for an `Asset`, its memory
-    address. A tokenizer made after another was freed could get the freed
-    one's address, so its table (another vocabulary); naming the table after
-    the file's contents shares a table only between identical vocabularies.
-    """
-
-    def __init__(self, asset, digest, key_is_line):
-        line, number = (
-            (tf.string, tf.lookup.TextFileIndex.WHOLE_LINE),
-            (tf.int64, tf.lookup.TextFileIndex.LINE_NUMBER),
-        )
-        key, value = (line, number) if key_is_line else (number, line)
-        super().__init__(asset, key[0], key[1], value[0], value[1])
-        self._digest = digest
-
-    @property
-    def _shared_name(self):
-        indices = f"{self._key_index}_{self._value_index}"
-        return f"hash_table_{self._digest}_{indices}"
-
-
-def _file_table(asset, digest, key_is_line):
-    """A static table between the lines of the `asset` file (whose sha256 is
-    `digest`) and their line numbers."""
-    initializer = _ContentNamedInitializer(asset, digest, key_is_line)
-    default = UNK_ID if key_is_line else UNK
-    return tf.lookup.StaticHashTable(initializer, default_value=default)
+def _vocabulary_table(tokens, key_is_token):
+    """A static table between `tokens` and their ids (line numbers), built
+    from the vocabulary already read, so that its entries are constants of
+    the graph. Each table is a resource of its own, never another
+    vocabulary's: a file's table would be named after `str(filename)`, for
+    an `Asset` a memory address that a later tokenizer can get again."""
+    tokens = tf.constant(tokens, tf.string)
+    ids = tf.range(tf.size(tokens, out_type=tf.int64), dtype=tf.int64)
+    if key_is_token:
+        initializer = tf.lookup.KeyValueTensorInitializer(tokens, ids)
+        return tf.lookup.StaticHashTable(initializer, default_value=UNK_ID)
+    initializer = tf.lookup.KeyValueTensorInitializer(ids, tokens)
+    return tf.lookup.StaticHashTable(initializer, default_value=UNK)
 
 
 def _read_vocabulary(path):
@@ -243,9 +225,8 @@ class VocabularyFileTokenizer(Tokenizer):
         path = self.directory / self.VOCAB_FILE
         self.vocab_asset = tf.saved_model.Asset(str(path))
         self._vocabulary = _read_vocabulary(path)
-        digest = hashlib.sha256(path.read_bytes()).hexdigest()
-        self._ids = _file_table(self.vocab_asset, digest, key_is_line=True)
-        self._tokens = _file_table(self.vocab_asset, digest, key_is_line=False)
+        self._ids = _vocabulary_table(self._vocabulary, key_is_token=True)
+        self._tokens = _vocabulary_table(self._vocabulary, key_is_token=False)
 
     @classmethod
     def _from_tokens(cls, tokens, directory, **options):
@@ -440,32 +421,6 @@ def _train_sentencepiece(texts, vocab_size, model_type, seed, normalization):
     return model.getvalue()
 
 
-class _NamedSentencepieceModel(
-    sentencepiece_tokenizer._SentencepieceModelResource
-):
-    """TF Text's SentencePiece model resource under a name of its own.
-
-    TF Text creates the resource without a `shared_name`, which makes it
-    private to the op's kernel: in eager mode, anything that clears the
-    kernel cache (`tf.random.set_seed`, `keras.utils.set_random_seed`)
-    deletes it, and the next `tokenize` fails with "Resource ...
-    SentencepieceOp ... does not exist". Named after the model's sha256, it
-    lives in the resource manager instead (the same bytes share it).
-    """
-
-    def __init__(self, model):
-        self._shared_name = (
-            "seq2seq_attn_sentencepiece_" + hashlib.sha256(model).hexdigest()
-        )
-        super().__init__(model, "SentencepieceModel")
-
-    def _create_resource(self):
-        ops = sentencepiece_tokenizer.gen_sentencepiece_tokenizer
-        return ops.sentencepiece_op(
-            model=self._model, shared_name=self._shared_name
-        )
-
-
 class SentencePieceTokenizer(Tokenizer):
     """A SentencePiece model, trained with the `sentencepiece` package and run
     through `tensorflow_text.SentencepieceTokenizer`: raw text in, raw text
@@ -489,10 +444,7 @@ class SentencePieceTokenizer(Tokenizer):
             str(self.directory / self.MODEL_FILE)
         )
         model = (self.directory / self.MODEL_FILE).read_bytes()
-        self._tokenizer = tf_text.SentencepieceTokenizer(
-            model=model, out_type=tf.int32
-        )
-        self._tokenizer._model_resource = _NamedSentencepieceModel(model)
+        self._tokenizer = compat.sentencepiece_tokenizer(model, tf.int32)
         self._vocab_size = int(self._tokenizer.vocab_size())
 
     @classmethod
