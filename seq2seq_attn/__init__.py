@@ -4,14 +4,36 @@ Bahdanau, Cho and Bengio (2015, RNNsearch) and Luong, Pham and Manning (2015,
 global and local attention), with TensorFlow for data, decoding and export.
 
 `seq2seq_attn.load_translator(model_dir)` translates strings with a trained
-model; the subpackages (`layers`, `models`, `data`, `decoding`,
-`evaluation`, `training`, `export`) are imported on first use, so that
-`import seq2seq_attn` does not start TensorFlow. Once Keras is imported, the
-package's Keras objects are registered, so that `keras.saving.load_model`
-reads a `.keras` file of these models after `import seq2seq_attn` alone.
+model. `import seq2seq_attn` imports the subpackages (`layers`, `models`,
+`data`, `decoding`, `evaluation`, `training`, `export`) and registers the
+package's Keras objects, so that `keras.saving.load_model` reads a `.keras`
+file of these models after `import seq2seq_attn` alone.
 """
 
-from seq2seq_attn import _lazy
+import os
+import sys
+
+# `python -m seq2seq_attn.<command>`: while Python finds the command's module
+# (importing this package first), `sys.argv[0]` is "-m" (the documented
+# behaviour of `python -m`). The commands hide TensorFlow's C++ start-up
+# lines (CUDA probing, "failed call to cuInit" on a machine without a GPU,
+# CPU features), which TensorFlow writes from its import on: the level is
+# set before the imports below. `TF_CPP_MIN_LOG_LEVEL=0` shows them.
+if sys.argv[:1] == ["-m"]:
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+
+from seq2seq_attn import (  # noqa: E402, F401  (the subpackages, eagerly)
+    data,
+    decoding,
+    evaluation,
+    export,
+    initializers,  # registers its Keras objects
+    layers,
+    models,
+    training,
+)
+from seq2seq_attn.decoding.translator import Translation, Translator  # noqa: E402
+from seq2seq_attn.model_dir import load_translator  # noqa: E402
 
 __version__ = "0.1.0"
 
@@ -24,26 +46,4 @@ SUBPACKAGES = (
     "models",
     "training",
 )
-_EXPORTS = {
-    "load_translator": "seq2seq_attn.model_dir",
-    "Translation": "seq2seq_attn.decoding.translator",
-    "Translator": "seq2seq_attn.decoding.translator",
-}
-# The modules that register Keras objects (`serialization.register`).
-KERAS_OBJECT_MODULES = (
-    "seq2seq_attn.initializers",
-    "seq2seq_attn.layers",
-    "seq2seq_attn.training.optimizers",
-)
-__all__ = sorted(_EXPORTS)
-__getattr__, __dir__ = _lazy.lazy_exports(__name__, _EXPORTS, SUBPACKAGES)
-
-
-def _register_keras_objects():
-    import importlib
-
-    for module in KERAS_OBJECT_MODULES:
-        importlib.import_module(module)
-
-
-_lazy.after_import("keras", _register_keras_objects)
+__all__ = ["Translation", "Translator", "load_translator"]

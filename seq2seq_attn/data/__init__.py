@@ -1,10 +1,23 @@
-"""Parallel corpora, TF Text tokenizers, text to ids and `tf.data` batching.
+"""Parallel corpora, TF Text tokenizers, text to ids and `tf.data` batching,
+and the reserved ids (`PAD_ID`, `BOS_ID`, ...)."""
 
-The reserved ids (`PAD_ID`, `BOS_ID`, ...) import without TensorFlow; the
-rest loads its module (and TensorFlow) on first use.
-"""
-
-from seq2seq_attn._lazy import lazy_exports
+from seq2seq_attn.data.batching import (
+    EncodedCorpus,
+    FilterReport,
+    batch_pairs,
+    encode_corpus,
+    make_dataset,
+    padding_fraction,
+)
+from seq2seq_attn.data.corpora import (
+    ParallelCorpus,
+    ReadReport,
+    anki_split,
+    load_corpus,
+    read_parallel_files,
+    read_tsv_pairs,
+)
+from seq2seq_attn.data.download import DownloadError, cache_dir, fetch
 from seq2seq_attn.data.special_tokens import (
     BOS,
     BOS_ID,
@@ -15,37 +28,26 @@ from seq2seq_attn.data.special_tokens import (
     UNK,
     UNK_ID,
 )
+from seq2seq_attn.data.text_stream import ParallelText
+from seq2seq_attn.data.text_to_ids import (
+    padded_ids,
+    sentence_ids,
+    teacher_forcing,
+)
+from seq2seq_attn.data.tokenizers import (
+    SentencePieceTokenizer,
+    WordPieceTokenizer,
+    WordTokenizer,
+    build_tokenizer,
+    load_tokenizer,
+)
+from seq2seq_attn.data.training_data import (
+    TrainingData,
+    build_vocabularies,
+    parallel_text,
+    training_data,
+)
 
-_EXPORTS = {
-    "DownloadError": "seq2seq_attn.data.download",
-    "EncodedCorpus": "seq2seq_attn.data.batching",
-    "FilterReport": "seq2seq_attn.data.batching",
-    "ParallelCorpus": "seq2seq_attn.data.corpora",
-    "ParallelText": "seq2seq_attn.data.text_stream",
-    "ReadReport": "seq2seq_attn.data.corpora",
-    "SentencePieceTokenizer": "seq2seq_attn.data.tokenizers",
-    "TrainingData": "seq2seq_attn.data.training_data",
-    "WordPieceTokenizer": "seq2seq_attn.data.tokenizers",
-    "WordTokenizer": "seq2seq_attn.data.tokenizers",
-    "anki_split": "seq2seq_attn.data.corpora",
-    "batch_pairs": "seq2seq_attn.data.batching",
-    "build_tokenizer": "seq2seq_attn.data.tokenizers",
-    "build_vocabularies": "seq2seq_attn.data.training_data",
-    "cache_dir": "seq2seq_attn.data.download",
-    "encode_corpus": "seq2seq_attn.data.batching",
-    "fetch": "seq2seq_attn.data.download",
-    "load_corpus": "seq2seq_attn.data.corpora",
-    "load_tokenizer": "seq2seq_attn.data.tokenizers",
-    "make_dataset": "seq2seq_attn.data.batching",
-    "padded_ids": "seq2seq_attn.data.text_to_ids",
-    "padding_fraction": "seq2seq_attn.data.batching",
-    "parallel_text": "seq2seq_attn.data.training_data",
-    "read_parallel_files": "seq2seq_attn.data.corpora",
-    "read_tsv_pairs": "seq2seq_attn.data.corpora",
-    "sentence_ids": "seq2seq_attn.data.text_to_ids",
-    "teacher_forcing": "seq2seq_attn.data.text_to_ids",
-    "training_data": "seq2seq_attn.data.training_data",
-}
 __all__ = [
     "BOS",
     "BOS_ID",
@@ -84,8 +86,3 @@ __all__ = [
     "teacher_forcing",
     "training_data",
 ]
-__getattr__, _ = lazy_exports(__name__, _EXPORTS)
-
-
-def __dir__():
-    return __all__

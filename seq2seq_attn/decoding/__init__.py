@@ -1,17 +1,20 @@
 """Search over an inference form: greedy and beam search, scoring, and
 `Translator` (strings in, strings out, over a model and its tokenizers)."""
 
-from seq2seq_attn._lazy import lazy_exports
+from seq2seq_attn.decoding.beam_search import beam_search
+from seq2seq_attn.decoding.greedy_search import greedy_search
+from seq2seq_attn.decoding.scoring import Scoring
+from seq2seq_attn.decoding.search import search
+from seq2seq_attn.decoding.search_step import SearchableForm, SearchResult
+from seq2seq_attn.decoding.translator import Translation, Translator
 
-_EXPORTS = {
-    "Scoring": "seq2seq_attn.decoding.scoring",
-    "SearchResult": "seq2seq_attn.decoding.search_step",
-    "SearchableForm": "seq2seq_attn.decoding.search_step",
-    "Translation": "seq2seq_attn.decoding.translator",
-    "Translator": "seq2seq_attn.decoding.translator",
-    "beam_search": "seq2seq_attn.decoding.beam_search",
-    "greedy_search": "seq2seq_attn.decoding.greedy_search",
-    "search": "seq2seq_attn.decoding.search",
-}
-__all__ = sorted(_EXPORTS)
-__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
+__all__ = [
+    "Scoring",
+    "SearchResult",
+    "SearchableForm",
+    "Translation",
+    "Translator",
+    "beam_search",
+    "greedy_search",
+    "search",
+]

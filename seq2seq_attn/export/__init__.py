@@ -1,11 +1,5 @@
 """SavedModel export with raw-text signatures for TF Serving."""
 
-from seq2seq_attn._lazy import lazy_exports
+from seq2seq_attn.export.exporter import export, next_version, signatures
 
-_EXPORTS = {
-    "signatures": "seq2seq_attn.export.exporter",
-    "export": "seq2seq_attn.export.exporter",
-    "next_version": "seq2seq_attn.export.exporter",
-}
-__all__ = sorted(_EXPORTS)
-__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
+__all__ = ["export", "next_version", "signatures"]

@@ -1,14 +1,19 @@
 """Functional models of both papers, built from one frozen `ModelConfig`."""
 
-from seq2seq_attn._lazy import lazy_exports
+from seq2seq_attn.models.builder import (
+    alignment_model,
+    build_model,
+    packed_model,
+)
+from seq2seq_attn.models.config import ModelConfig
+from seq2seq_attn.models.encoded import Encoded
+from seq2seq_attn.models.inference import InferenceForm
 
-_EXPORTS = {
-    "Encoded": "seq2seq_attn.models.encoded",
-    "InferenceForm": "seq2seq_attn.models.inference",
-    "ModelConfig": "seq2seq_attn.models.config",
-    "alignment_model": "seq2seq_attn.models.builder",
-    "build_model": "seq2seq_attn.models.builder",
-    "packed_model": "seq2seq_attn.models.builder",
-}
-__all__ = sorted(_EXPORTS)
-__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
+__all__ = [
+    "Encoded",
+    "InferenceForm",
+    "ModelConfig",
+    "alignment_model",
+    "build_model",
+    "packed_model",
+]

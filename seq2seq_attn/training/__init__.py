@@ -1,19 +1,26 @@
 """Training under `tf.distribute`, with crash-safe checkpoints."""
 
-from seq2seq_attn._lazy import lazy_exports
+from seq2seq_attn.training.checkpoints import DamagedCheckpointError
+from seq2seq_attn.training.config import DataConfig, RunConfig, TrainConfig
+from seq2seq_attn.training.divergence import (
+    DivergenceGuard,
+    NonFiniteLossError,
+    TrainingDivergedError,
+)
+from seq2seq_attn.training.optimizers import HalvingSchedule, make_optimizer
+from seq2seq_attn.training.strategy import make_strategy
+from seq2seq_attn.training.trainer import Trainer
 
-_EXPORTS = {
-    "DataConfig": "seq2seq_attn.training.config",
-    "HalvingSchedule": "seq2seq_attn.training.optimizers",
-    "DamagedCheckpointError": "seq2seq_attn.training.checkpoints",
-    "DivergenceGuard": "seq2seq_attn.training.divergence",
-    "NonFiniteLossError": "seq2seq_attn.training.divergence",
-    "RunConfig": "seq2seq_attn.training.config",
-    "TrainConfig": "seq2seq_attn.training.config",
-    "Trainer": "seq2seq_attn.training.trainer",
-    "TrainingDivergedError": "seq2seq_attn.training.divergence",
-    "make_optimizer": "seq2seq_attn.training.optimizers",
-    "make_strategy": "seq2seq_attn.training.strategy",
-}
-__all__ = sorted(_EXPORTS)
-__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
+__all__ = [
+    "DamagedCheckpointError",
+    "DataConfig",
+    "DivergenceGuard",
+    "HalvingSchedule",
+    "NonFiniteLossError",
+    "RunConfig",
+    "TrainConfig",
+    "Trainer",
+    "TrainingDivergedError",
+    "make_optimizer",
+    "make_strategy",
+]
