@@ -277,3 +277,94 @@ def test_file_errors_read_as_path_and_reason():
         "out.txt: No space left on device (the disk is full)"
     )
     assert file_error_line(KeyError("a bug")) is None
+
+
+def _damaged_copy(model_dir, destination, damage):
+    """A copy of `model_dir` with `damage(copy)` done to it."""
+    copy = destination / "model"
+    shutil.copytree(model_dir, copy, ignore=shutil.ignore_patterns("*.lock"))
+    damage(copy)
+    return copy
+
+
+def _translating(model_dir, tmp_path):
+    source = tmp_path / "in.txt"
+    source.write_text("A dog runs.\n")
+    return _command(
+        "translate", f"--model_dir={model_dir}", f"--input={source}"
+    )
+
+
+def _garbage_sentencepiece(copy):
+    (copy / "vocab" / "source" / "sentencepiece.model").write_bytes(
+        b"\x00" * 64
+    )
+
+
+def _cut_sentencepiece(copy):
+    path = copy / "vocab" / "target" / "sentencepiece.model"
+    path.write_bytes(path.read_bytes()[: path.stat().st_size // 3])
+
+
+def _unknown_tokenizer_option(copy):
+    path = copy / "vocab" / "source" / "tokenizer.json"
+    path.write_text(
+        '{"kind": "sentencepiece", "options": {"normalization": "nmt_nfkc", '
+        '"lowercase": true}}\n'
+    )
+
+
+def _swapped_vocabularies(copy):
+    vocab = copy / "vocab"
+    (vocab / "source").rename(vocab / "swap")
+    (vocab / "target").rename(vocab / "source")
+    (vocab / "swap").rename(vocab / "target")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "damage, message",
+    [
+        (
+            _garbage_sentencepiece,
+            "vocab/source/sentencepiece.model: not a SentencePiece model",
+        ),
+        (
+            _cut_sentencepiece,
+            "vocab/target/sentencepiece.model: not a SentencePiece model",
+        ),
+        (
+            _unknown_tokenizer_option,
+            "vocab/source/tokenizer.json: unknown option(s) ['lowercase'] "
+            "for a sentencepiece tokenizer",
+        ),
+        (
+            _swapped_vocabularies,
+            "vocab/source/sentencepiece.model: not the source vocabulary this "
+            "model was trained with",
+        ),
+    ],
+    ids=["garbage_model", "cut_model", "unknown_option", "swapped"],
+)
+def test_a_damaged_model_directory_is_one_line(
+    raw_model_dir, tmp_path, damage, message
+):
+    copy = _damaged_copy(raw_model_dir, tmp_path, damage)
+    line = _one_error_line(_translating(copy, tmp_path))
+    assert line.startswith(f"error: {copy}/{message}"), line
+    if damage is _swapped_vocabularies:
+        assert line.endswith("it is the target vocabulary: swapped?)"), line
+
+
+def test_export_of_a_model_dir_that_is_a_file_is_one_line(tmp_path):
+    model_file = tmp_path / "model"
+    model_file.write_text("not a directory\n")
+    line = _one_error_line(
+        _command(
+            "export",
+            f"--model_dir={model_file}",
+            f"--export_dir={tmp_path / 'exports'}",
+        )
+    )
+    assert line == f"error: {model_file}: is a file, not a model directory"
+    assert not (tmp_path / "exports").exists()

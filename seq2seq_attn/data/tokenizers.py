@@ -16,6 +16,7 @@ tables are built from the vocabulary files once read; the files are held as
 
 import collections
 import hashlib
+import inspect
 import io
 import json
 import pathlib
@@ -443,9 +444,16 @@ class SentencePieceTokenizer(Tokenizer):
         self.model_asset = tf.saved_model.Asset(
             str(self.directory / self.MODEL_FILE)
         )
-        model = (self.directory / self.MODEL_FILE).read_bytes()
-        self._tokenizer = compat.sentencepiece_tokenizer(model, tf.int32)
-        self._vocab_size = int(self._tokenizer.vocab_size())
+        path = self.directory / self.MODEL_FILE
+        model = path.read_bytes()
+        try:
+            self._tokenizer = compat.sentencepiece_tokenizer(model, tf.int32)
+            self._vocab_size = int(self._tokenizer.vocab_size())
+        except tf.errors.OpError as error:
+            raise ValueError(
+                f"{path}: not a SentencePiece model, or one cut short "
+                f"({error.message.strip().splitlines()[0][:200]})"
+            ) from None
 
     @classmethod
     def build(
@@ -514,11 +522,24 @@ def load_tokenizer(directory):
         raise FileNotFoundError(
             f"no tokenizer in {directory}: {CONFIG_FILE} missing"
         )
-    config = json.loads(config_path.read_text())
-    kind = config.get("kind")
+    try:
+        config = json.loads(config_path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise ValueError(
+            f"{config_path}: not a tokenizer config ({error})"
+        ) from None
+    kind = config.get("kind") if isinstance(config, dict) else None
     if kind not in TOKENIZERS:
         raise ValueError(f"{config_path}: unknown tokenizer kind {kind!r}")
-    return TOKENIZERS[kind](directory, **config.get("options", {}))
+    options = config.get("options", {})
+    known = set(inspect.signature(TOKENIZERS[kind]).parameters) - {"directory"}
+    unknown = sorted(set(options) - known) if isinstance(options, dict) else 0
+    if unknown or not isinstance(options, dict):
+        raise ValueError(
+            f"{config_path}: unknown option(s) {unknown or options!r} for a "
+            f"{kind} tokenizer (it takes {sorted(known)})"
+        )
+    return TOKENIZERS[kind](directory, **options)
 
 
 def build_tokenizer(

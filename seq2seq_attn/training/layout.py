@@ -6,6 +6,7 @@ MODEL_DIR/
   flags.txt            the train flags actually used
   vocab/source/        source tokenizer (see data.tokenizers)
   vocab/target/        target tokenizer
+  vocab/checksums.json each side's vocabulary sha256, checked on loading
   checkpoints/         latest checkpoints (model, optimizer, step, data
                        iterator), every N steps and at each epoch's end
   best/                the checkpoint with the best validation BLEU,
@@ -35,6 +36,7 @@ class ModelDir:
         self.config = self.path / "config.json"
         self.flags = self.path / "flags.txt"
         self.vocab = self.path / "vocab"
+        self.vocab_checksums = self.vocab / "checksums.json"
         self.checkpoints = self.path / "checkpoints"
         self.best = self.path / "best"
         self.logs = self.path / "logs"

@@ -146,6 +146,14 @@ class Trainer:
         self.run = dataclasses.replace(run, model=model_config)
         if self.chief:
             self.run.save(self.paths.path)
+            checksums = {
+                "source": self.source_tokenizer.fingerprint(),
+                "target": self.target_tokenizer.fingerprint(),
+            }
+            write_atomically(
+                self.paths.vocab_checksums,
+                json.dumps(checksums, indent=2) + "\n",
+            )
             if flags_text is not None:
                 write_atomically(self.paths.flags, flags_text)
         self.steps_per_epoch = prepared.steps_per_epoch
