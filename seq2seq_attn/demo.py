@@ -13,9 +13,9 @@ import numpy as np
 from absl import flags
 
 from seq2seq_attn import cli
-from seq2seq_attn.data.special_tokens import BOS_ID as BOS
-from seq2seq_attn.data.special_tokens import EOS_ID as EOS
-from seq2seq_attn.data.special_tokens import PAD_ID
+from seq2seq_attn.special_tokens import BOS_ID as BOS
+from seq2seq_attn.special_tokens import EOS_ID as EOS
+from seq2seq_attn.special_tokens import PAD_ID
 
 FLAGS = flags.FLAGS
 flags.DEFINE_enum(

@@ -166,7 +166,7 @@ def test_evaluate_cli_names_an_ensemble_and_reads_a_named_test_set(
 
 
 def test_named_test_sets_fail_clearly():
-    from seq2seq_attn.evaluation.test_sets import named_test_set
+    from seq2seq_attn.data.wmt_sets import named_test_set
 
     with pytest.raises(ValueError, match="no test set 'wmt99'.*wmt14"):
         named_test_set("wmt99", "en-de")

@@ -34,3 +34,43 @@ def test_no_function_is_longer_than_80_lines():
             if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
                 lines = node.end_lineno - node.lineno + 1
                 assert lines <= 80, f"{path}:{node.lineno} {node.name}"
+
+
+# What each floor may import from the package: the floors below it and the
+# modules at the bottom (which import none of the floors).
+BOTTOM = {
+    "seq2seq_attn.compat",
+    "seq2seq_attn.initializers",
+    "seq2seq_attn.serialization",
+    "seq2seq_attn.special_tokens",
+}
+BELOW = {
+    "layers": set(),
+    "models": {"layers"},
+    "data": set(),
+}
+
+
+def _floor(module):
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 and parts[0] == "seq2seq_attn" else None
+
+
+def test_the_bottom_imports_no_floor():
+    for module in BOTTOM:
+        path = PACKAGE / f"{module.split('.')[1]}.py"
+        imported = set(_imported(ast.parse(path.read_text())))
+        assert {_floor(m) for m in imported} <= {None} | {
+            m.split(".")[1] for m in BOTTOM
+        }, path
+
+
+def test_import_arrows_point_down():
+    # layers/masking.py read the pad id from data/, and data/ read the WMT
+    # test sets from evaluation/.
+    for floor, allowed in BELOW.items():
+        for path, tree in _modules(floor):
+            for module in _imported(tree):
+                if _floor(module) is None or module in BOTTOM:
+                    continue
+                assert _floor(module) in allowed | {floor}, (path, module)

@@ -18,16 +18,6 @@ from seq2seq_attn.data.corpora import (
     read_tsv_pairs,
 )
 from seq2seq_attn.data.download import DownloadError, cache_dir, fetch
-from seq2seq_attn.data.special_tokens import (
-    BOS,
-    BOS_ID,
-    EOS,
-    EOS_ID,
-    PAD,
-    PAD_ID,
-    UNK,
-    UNK_ID,
-)
 from seq2seq_attn.data.text_stream import ParallelText
 from seq2seq_attn.data.text_to_ids import (
     padded_ids,
@@ -46,6 +36,16 @@ from seq2seq_attn.data.training_data import (
     build_vocabularies,
     parallel_text,
     training_data,
+)
+from seq2seq_attn.special_tokens import (
+    BOS,
+    BOS_ID,
+    EOS,
+    EOS_ID,
+    PAD,
+    PAD_ID,
+    UNK,
+    UNK_ID,
 )
 
 __all__ = [

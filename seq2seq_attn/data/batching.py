@@ -21,11 +21,11 @@ import dataclasses
 
 import tensorflow as tf
 
-from seq2seq_attn.data.special_tokens import PAD_ID
 from seq2seq_attn.data.text_to_ids import (
     sentence_ids_in_chunks,
     teacher_forcing,
 )
+from seq2seq_attn.special_tokens import PAD_ID
 
 BATCH_BY = ("sentences", "tokens")
 

@@ -13,7 +13,7 @@ traces these functions into its signatures.
 
 import tensorflow as tf
 
-from seq2seq_attn.data.special_tokens import BOS_ID, EOS_ID, PAD_ID
+from seq2seq_attn.special_tokens import BOS_ID, EOS_ID, PAD_ID
 
 # Bytes read per token of `max_tokens`: far more than any vocabulary's
 # tokens take in text (a word of 64 bytes), so that an input under the

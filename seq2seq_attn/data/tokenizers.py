@@ -26,7 +26,7 @@ import tensorflow as tf
 import tensorflow_text as tf_text
 
 from seq2seq_attn import compat
-from seq2seq_attn.data.special_tokens import (
+from seq2seq_attn.special_tokens import (
     BOS_ID,
     EOS_ID,
     PAD_ID,

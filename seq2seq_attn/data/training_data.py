@@ -55,7 +55,7 @@ from seq2seq_attn.data.corpora import (
 from seq2seq_attn.data.text_stream import ParallelText, TfdsText
 from seq2seq_attn.data.text_to_ids import sentence_ids
 from seq2seq_attn.data.tokenizers import build_tokenizer, load_tokenizer
-from seq2seq_attn.evaluation.test_sets import named_test_set
+from seq2seq_attn.data.wmt_sets import named_test_set
 
 ESTIMATE_SAMPLE = 50_000
 TOKENIZE_CHUNK = 256

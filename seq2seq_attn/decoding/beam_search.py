@@ -16,7 +16,6 @@ search stops when every hypothesis is finished, or at the maximum length
 
 import tensorflow as tf
 
-from seq2seq_attn.data.special_tokens import BOS_ID, EOS_ID, PAD_ID
 from seq2seq_attn.decoding.scoring import Scoring
 from seq2seq_attn.decoding.search_step import (
     NEG_INF,
@@ -27,6 +26,7 @@ from seq2seq_attn.decoding.search_step import (
     top_candidates,
 )
 from seq2seq_attn.models.inference import map_rows
+from seq2seq_attn.special_tokens import BOS_ID, EOS_ID, PAD_ID
 
 
 def _backtrack(parents, tokens, attention, beams):

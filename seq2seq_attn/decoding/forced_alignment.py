@@ -3,8 +3,8 @@ token of a given translation, teacher-forced, over its source."""
 
 import tensorflow as tf
 
-from seq2seq_attn.data.special_tokens import PAD_ID
 from seq2seq_attn.data.text_to_ids import teacher_forcing
+from seq2seq_attn.special_tokens import PAD_ID
 
 
 def forced_alignment(aligner, source_ids, target_ids):

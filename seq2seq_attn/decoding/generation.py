@@ -14,10 +14,10 @@ import dataclasses
 
 import tensorflow as tf
 
-from seq2seq_attn.data.special_tokens import PAD_ID
 from seq2seq_attn.data.text_to_ids import input_bytes, padded_ids, sentence_ids
 from seq2seq_attn.decoding.forced_alignment import forced_alignment
 from seq2seq_attn.decoding.search import detokenize_hypotheses, search
+from seq2seq_attn.special_tokens import PAD_ID
 
 TEXT = tf.TensorSpec([None], tf.string, name="text")
 TARGET = tf.TensorSpec([None], tf.string, name="target")

@@ -2,7 +2,6 @@
 
 import tensorflow as tf
 
-from seq2seq_attn.data.special_tokens import BOS_ID, EOS_ID, PAD_ID
 from seq2seq_attn.decoding.scoring import Scoring
 from seq2seq_attn.decoding.search_step import (
     NEG_INF,
@@ -11,6 +10,7 @@ from seq2seq_attn.decoding.search_step import (
     require_tensorflow_backend,
     top_candidates,
 )
+from seq2seq_attn.special_tokens import BOS_ID, EOS_ID, PAD_ID
 
 
 def greedy_search(

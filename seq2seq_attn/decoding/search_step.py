@@ -7,8 +7,8 @@ from typing import Protocol
 
 import tensorflow as tf
 
-from seq2seq_attn.data.special_tokens import BOS_ID, EOS_ID, PAD_ID
 from seq2seq_attn.models.inference import map_rows
+from seq2seq_attn.special_tokens import BOS_ID, EOS_ID, PAD_ID
 
 NEG_INF = float("-inf")
 

@@ -14,7 +14,6 @@ import sys
 import numpy as np
 import tensorflow as tf
 
-from seq2seq_attn.data.special_tokens import EOS_ID, PAD_ID, UNK_ID
 from seq2seq_attn.data.text_to_ids import (
     input_bytes,
     sentence_ids_in_chunks,
@@ -29,6 +28,7 @@ from seq2seq_attn.decoding.search_config import SearchConfig
 from seq2seq_attn.decoding.unk_replacement import replace_unknown_words
 from seq2seq_attn.models.builder import alignment_model
 from seq2seq_attn.models.inference import as_form
+from seq2seq_attn.special_tokens import EOS_ID, PAD_ID, UNK_ID
 
 
 @dataclasses.dataclass

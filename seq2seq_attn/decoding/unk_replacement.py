@@ -5,7 +5,7 @@ through a dictionary."""
 
 import pathlib
 
-from seq2seq_attn.data.special_tokens import UNK
+from seq2seq_attn.special_tokens import UNK
 
 
 def load_dictionary(path):

@@ -9,8 +9,8 @@ that masked positions get exactly zero weight.
 import keras
 from keras import ops
 
-from seq2seq_attn.data.special_tokens import PAD_ID
 from seq2seq_attn.serialization import register
+from seq2seq_attn.special_tokens import PAD_ID
 
 
 def large_negative(dtype):

@@ -19,10 +19,10 @@ import time
 import keras
 import tensorflow as tf
 
-from seq2seq_attn.data.special_tokens import PAD_ID
 from seq2seq_attn.data.training_data import training_data
 from seq2seq_attn.models.builder import build_model, packed_model
 from seq2seq_attn.models.shared_layers import real_target_positions
+from seq2seq_attn.special_tokens import PAD_ID
 from seq2seq_attn.training.checkpoints import (
     DamagedCheckpointError,
     checkpoint_prefixes,

@@ -5,9 +5,9 @@ attention of a few sentences as TensorBoard images."""
 import numpy as np
 import tensorflow as tf
 
-from seq2seq_attn.data.special_tokens import PAD_ID
 from seq2seq_attn.decoding.translator import Translator
 from seq2seq_attn.evaluation.bleu import corpus_bleu
+from seq2seq_attn.special_tokens import PAD_ID
 from seq2seq_attn.training.progress import perplexity
 
 
