@@ -74,3 +74,11 @@ def test_import_arrows_point_down():
                 if _floor(module) is None or module in BOTTOM:
                     continue
                 assert _floor(module) in allowed | {floor}, (path, module)
+
+
+def test_no_class_is_longer_than_300_lines():
+    for path, tree in _modules("."):
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ClassDef):
+                lines = node.end_lineno - node.lineno + 1
+                assert lines <= 300, f"{path}:{node.lineno} {node.name}"

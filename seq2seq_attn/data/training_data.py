@@ -444,6 +444,7 @@ def training_data(
         worker_index * stride,
     )
     validation, validation_batches = _validation(data, tokenizers)
+    _note_words_of_raw_text(data, log)
     return TrainingData(
         *tokenizers,
         train=train,
@@ -452,6 +453,16 @@ def training_data(
         validation=validation,
         validation_batches=validation_batches,
     )
+
+
+def _note_words_of_raw_text(data, log):
+    if data.tokenizer == "word" and data.corpus and data.variant == "raw":
+        log(
+            "note: the word tokenizer splits raw text at whitespace only, "
+            'so "bicycle." and "bicycle" are different words and the '
+            "output stays split the same way; --tokenizer=sentencepiece "
+            "reads and writes raw text"
+        )
 
 
 def _stride(pairs, max_train_pairs, log):

@@ -117,3 +117,106 @@ def remove_partial_writes(directory):
             shutil.rmtree(temp)
             removed.append(temp.name)
     return removed
+
+
+def restore_training_state(checkpoint, state, directory, log=print):
+    """Restores the newest intact training checkpoint of `directory` into
+    `checkpoint` (its `state` and the data iterator); returns its prefix
+    (None for a new run). A checkpoint whose data iterator does not read
+    (one written before the streaming pipeline) restores the rest of its
+    `state`, and says that the data start over.
+
+    Raises:
+        DamagedCheckpointError: no checkpoint of `directory` reads.
+        ValueError: the checkpoints are of another model.
+    """
+    prefixes, lines = checkpoint_prefixes(directory), []
+    try:
+        prefix = restore_newest_intact(checkpoint, prefixes, lines.append)
+        for line in lines:
+            log(line)
+        return prefix
+    except DamagedCheckpointError as error:
+        try:
+            prefix = restore_newest_intact(
+                tf.train.Checkpoint(**state),
+                prefixes,
+                log=lambda line: None,
+                partial=True,
+            )
+        except (DamagedCheckpointError, AssertionError):
+            for line in lines:
+                log(line)
+            raise error from None
+        log(
+            f"warning: {prefix} holds a data iterator this version cannot "
+            "read (written before training data were streamed); resuming "
+            "its model and optimizer with the training pairs in a new order"
+        )
+        return prefix
+    except AssertionError as error:
+        raise ValueError(
+            f"the checkpoints in {directory} do not match this model: "
+            f"{str(error).splitlines()[0]}"
+        ) from error
+
+
+class TrainingCheckpoints:
+    """A run's checkpoints: the whole training `state` and the data
+    `iterator` in `directory` (the newest `keep`), and the best model by
+    validation BLEU in `best_directory`. On construction, writes a kill cut
+    short are removed and the newest intact checkpoint is restored (`last`,
+    None for a new run; `restore_training_state`).
+
+    Args:
+        state: a dict of trackables with at least `model` and `step`.
+    """
+
+    def __init__(
+        self, state, iterator, directory, best_directory, keep, log=print
+    ):
+        for folder in (directory, best_directory):
+            for name in remove_partial_writes(folder):
+                log(f"removed {pathlib.Path(folder) / name}, a write cut short")
+        checkpoint = tf.train.Checkpoint(iterator=iterator, **state)
+        self._latest = tf.train.CheckpointManager(
+            checkpoint, str(directory), max_to_keep=keep, checkpoint_name="ckpt"
+        )
+        self._best = tf.train.CheckpointManager(
+            tf.train.Checkpoint(model=state["model"], step=state["step"]),
+            str(best_directory),
+            max_to_keep=1,
+            checkpoint_name="ckpt",
+        )
+        self.last = restore_training_state(checkpoint, state, directory, log)
+
+    def save(self, step):
+        """Writes the training state as `ckpt-<step>`; returns its prefix."""
+        self.last = self._latest.save(checkpoint_number=step)
+        return self.last
+
+    def save_best(self, step):
+        """Writes the model as the best one (`best/ckpt-<step>`)."""
+        return self._best.save(checkpoint_number=step)
+
+
+def training_state(model, optimizer):
+    """What a training checkpoint holds besides the data iterator (created
+    under the strategy's scope): the model, the optimizer, the step, the
+    best validation BLEU and the validations since, the step of the last
+    validation whose results were recorded (one a kill cut short runs
+    again on resume), and dropout's random state (Keras keeps it out of the
+    model's checkpoint, but a resumed run must draw the same masks)."""
+    return dict(
+        model=model,
+        optimizer=optimizer,
+        step=tf.Variable(0, dtype=tf.int64, trainable=False),
+        best_bleu=tf.Variable(-1.0, dtype=tf.float64, trainable=False),
+        bad_validations=tf.Variable(0, dtype=tf.int64, trainable=False),
+        validated_step=tf.Variable(0, dtype=tf.int64, trainable=False),
+        seed_states={
+            str(i): v
+            for i, v in enumerate(model.non_trainable_variables)
+            if "seed_generator" in v.path
+        },
+    )

@@ -26,6 +26,7 @@ import json
 import pathlib
 
 from seq2seq_attn.training.checkpoints import checkpoint_prefixes
+from seq2seq_attn.training.config import write_atomically
 
 
 class ModelDir:
@@ -44,6 +45,17 @@ class ModelDir:
         self.validation_log = self.path / "validation.tsv"
         self.data_identity = self.path / "data_identity.json"
         self.epoch = self.path / "epoch.json"
+
+    def write_vocab_checksums(self, source_tokenizer, target_tokenizer):
+        """Records each side's vocabulary sha256 (`vocab/checksums.json`),
+        which loading checks."""
+        checksums = {
+            "source": source_tokenizer.fingerprint(),
+            "target": target_tokenizer.fingerprint(),
+        }
+        write_atomically(
+            self.vocab_checksums, json.dumps(checksums, indent=2) + "\n"
+        )
 
     def vocab_dir(self, side):
         """`vocab/source` or `vocab/target`."""

@@ -60,3 +60,14 @@ def make_optimizer(train, steps_per_epoch):
     if train.mixed_precision == "mixed_float16":
         optimizer = keras.optimizers.LossScaleOptimizer(optimizer)
     return optimizer
+
+
+def inner_optimizer(optimizer):
+    """The optimizer inside a `LossScaleOptimizer` (or the optimizer)."""
+    return getattr(optimizer, "inner_optimizer", optimizer)
+
+
+def learning_rate(optimizer):
+    """The optimizer's current learning rate, a float."""
+    rate = inner_optimizer(optimizer).learning_rate
+    return float(keras.ops.convert_to_numpy(rate))

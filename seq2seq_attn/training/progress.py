@@ -2,7 +2,11 @@
 since the epoch started (or the run resumed within it)."""
 
 import math
+import sys
 import time
+
+import keras
+import tensorflow as tf
 
 
 def perplexity(loss):
@@ -51,3 +55,74 @@ class EpochMeter:
     def tokens_per_second(self):
         """Target tokens per second over `seconds`."""
         return self.tokens / max(self.seconds, 1e-9)
+
+
+class EpochProgress:
+    """One epoch's progress: the bar (a line per epoch when stdout is not a
+    terminal), its `EpochMeter`, the rows of `train_log.tsv` not yet
+    written, and the target tokens per second since the last summary.
+
+    Args:
+        epoch: the epoch's number, from 0.
+        steps: the steps of this epoch.
+        done: the steps already trained in it (a resumed run).
+    """
+
+    def __init__(self, epoch, steps, done=0):
+        self.epoch = epoch
+        self.meter = EpochMeter()
+        self.rows = []
+        self.bar = keras.utils.Progbar(
+            steps,
+            stateful_metrics=["loss", "ppl", "tok/s"],
+            verbose=1 if sys.stdout.isatty() else 2,
+        )
+        if done:
+            self.bar.update(done)
+        self.restart_window()
+
+    def restart_window(self):
+        """Starts counting the tokens per second of the next summary."""
+        self._window = [0.0, time.perf_counter()]
+
+    def add(self, done, step, loss, tokens, learning_rate):
+        """Counts step `step` (the `done`-th of the epoch); returns the
+        tokens per second since the last summary."""
+        self._window[0] += tokens
+        self.meter.add(loss, tokens)
+        speed = self._window[0] / max(
+            time.perf_counter() - self._window[1], 1e-9
+        )
+        self.rows.append(
+            f"{step}\t{self.epoch + 1}\t{loss:.6f}\t"
+            f"{learning_rate:.6g}\t{speed:.1f}\n"
+        )
+        self.bar.update(
+            done,
+            [
+                ("loss", self.meter.loss),
+                ("ppl", self.meter.perplexity),
+                ("tok/s", self.meter.tokens_per_second),
+            ],
+        )
+        return speed
+
+    def summary(self):
+        """The epoch's closing line."""
+        meter = self.meter
+        return (
+            f"epoch {self.epoch + 1}: {meter.tokens:,.0f} target tokens in "
+            f"{meter.seconds:.1f} s of training "
+            f"({meter.tokens_per_second:,.1f} tokens/s, mean loss "
+            f"{meter.loss:.4f})"
+        )
+
+
+def write_summaries(writer, step, loss, norm, speed, learning_rate):
+    """A training step's TensorBoard scalars."""
+    with writer.as_default(step=step):
+        tf.summary.scalar("loss", loss)
+        tf.summary.scalar("perplexity", perplexity(loss))
+        tf.summary.scalar("learning_rate", learning_rate)
+        tf.summary.scalar("gradient_norm", float(norm.numpy()))
+        tf.summary.scalar("target_tokens_per_second", speed)

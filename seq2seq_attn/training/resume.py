@@ -4,7 +4,21 @@ identity, and the logs cut back to the checkpoint the run resumes from."""
 import json
 import pathlib
 
-from seq2seq_attn.training.config import RESUMABLE, write_atomically
+from seq2seq_attn.training.config import (
+    RESUMABLE,
+    RunConfig,
+    write_atomically,
+)
+
+
+def changes_on_resume(paths, run):
+    """The changes `run` makes to the run recorded in `paths` (a
+    `ModelDir`; none for a new run) that may change on resume (see
+    `config.RESUMABLE`); refuses the others, naming them."""
+    if not paths.config.is_file():
+        return []
+    recorded = RunConfig.load(paths.path)
+    return resumable_changes(recorded, run, paths.path)
 
 
 def resumable_changes(recorded, run, model_dir):
@@ -95,3 +109,45 @@ def truncate_log(path, header, step_column, last_step):
     if not has_header or len(kept) != len(rows):
         write_atomically(path, header + "".join(kept))
     return len(rows) - len(kept)
+
+
+TRAIN_LOG_HEADER = "step\tepoch\tloss\tlearning_rate\ttokens_per_s\n"
+VALIDATION_LOG_HEADER = "epoch\tstep\tperplexity\tbleu\n"
+
+
+def cut_logs_to_checkpoint(logs, log=print):
+    """Cuts each of `logs`, `(path, header, step_column, step variable)`,
+    back to the restored step (to its header where no checkpoint was
+    restored), so that the rows of steps a kill lost are not logged twice;
+    a log that a kill or a full disk left empty or cut short is repaired."""
+    for path, header, column, step in logs:
+        step = int(step.numpy())
+        dropped = truncate_log(path, header, column, step)
+        if dropped:
+            log(
+                f"removed {dropped} row(s) of {path.name} past the "
+                f"checkpoint (step {step})"
+            )
+
+
+def append_rows(path, header, lines):
+    """Appends `lines` to a TSV log, writing `header` first if it is new."""
+    new = not path.exists()
+    with open(path, "a") as stream:
+        if new:
+            stream.write(header)
+        stream.writelines(lines)
+
+
+def last_validation(path):
+    """The metrics of the last row of the validation log (or {})."""
+    rows = tsv_rows(path)
+    if not rows:
+        return {}
+    epoch, step, logged_perplexity, bleu = rows[-1][:4]
+    return dict(
+        epoch=int(epoch),
+        step=int(step),
+        perplexity=float(logged_perplexity),
+        bleu=float(bleu),
+    )

@@ -12,9 +12,11 @@ Under `multi_worker`, the chief takes the lock; the workers write only their
 own `workers/N/` folders and take none.
 """
 
+import contextlib
 import fcntl
 import os
 import pathlib
+import shutil
 import socket
 
 LOCK_FILE = "train.lock"
@@ -76,3 +78,26 @@ def release_run_directory(directory):
     stream = _held.pop(pathlib.Path(directory).resolve(), None)
     if stream is not None:
         stream.close()
+
+
+@contextlib.contextmanager
+def removed_if_setup_fails(path, existed, fresh):
+    """On an error inside, a `fresh` run directory (new, or holding nothing
+    but the lock) is left as it was found: bad data or flags leave no
+    vocabulary of an empty corpus and no empty run folder. Its lock is let
+    go."""
+    path = pathlib.Path(path)
+    try:
+        yield
+    except BaseException:
+        if fresh and path.exists():
+            if existed:
+                for child in path.iterdir():
+                    if child.is_dir():
+                        shutil.rmtree(child)
+                    else:
+                        child.unlink()
+            else:
+                shutil.rmtree(path)
+            release_run_directory(path)
+        raise

@@ -2,6 +2,8 @@
 by the translation task (`Translator`, built once per run), with the
 attention of a few sentences as TensorBoard images."""
 
+import time
+
 import numpy as np
 import tensorflow as tf
 
@@ -45,6 +47,27 @@ class Validation:
             model, source_tokenizer, target_tokenizer, beam_size=1
         )
 
+    def measure(self, epoch, step, log=print):
+        """The metrics after `epoch` (at `step`): perplexity, greedy BLEU
+        (its value and sacreBLEU signature) and the first hypothesis, said
+        in one line to `log`."""
+        started = time.perf_counter()
+        mean_perplexity = self.perplexity()
+        bleu, hypotheses = self.bleu()
+        log(
+            f"validation after epoch {epoch}: perplexity "
+            f"{mean_perplexity:.2f}, "
+            f"greedy {bleu} [{time.perf_counter() - started:.0f} s]"
+        )
+        return dict(
+            epoch=epoch,
+            step=step,
+            perplexity=mean_perplexity,
+            bleu=bleu.value,
+            bleu_signature=bleu.signature,
+            example=hypotheses[0] if hypotheses else "",
+        )
+
     def perplexity(self):
         """Perplexity of the validation targets under teacher forcing."""
         loss_sum = tokens = 0.0
@@ -75,3 +98,10 @@ class Validation:
             tf.summary.image(
                 f"attention/{index}", image / max(image.max(), 1e-9)
             )
+
+
+def attends(model_config):
+    """Whether a model of `model_config` has attention to draw."""
+    return model_config.architecture != "rnnencdec" and not (
+        model_config.architecture == "luong" and model_config.score == "none"
+    )
