@@ -44,3 +44,32 @@ def test_bad_values_are_named(changes, message):
 def test_unknown_field_is_named():
     with pytest.raises(ValueError, match="unknown fields \\['hiden_units'\\]"):
         ModelConfig.from_dict({"hiden_units": 3})
+
+
+def test_what_a_resume_may_change_is_declared_on_the_field():
+    from seq2seq_attn.training.config import (
+        RESUMABLE,
+        DataConfig,
+        RunConfig,
+        TrainConfig,
+    )
+
+    for section, kind in (("data", DataConfig), ("train", TrainConfig)):
+        declared = {
+            field.name
+            for field in dataclasses.fields(kind)
+            if field.metadata.get("resumable")
+        }
+        assert RESUMABLE[section] == declared
+    assert RESUMABLE["model"] == frozenset()
+    assert {"learning_rate", "epochs"} <= RESUMABLE["train"]
+    assert not {"optimizer", "seed"} & RESUMABLE["train"]
+    assert not {"tokenizer", "batch_size"} & RESUMABLE["data"]
+    # One loader for every section, naming the section and the key.
+    run = RunConfig(ModelConfig(), DataConfig(), TrainConfig())
+    text = run.to_json().replace('"epochs"', '"epoch"')
+    with pytest.raises(
+        ValueError, match=r"config.json: train: unknown .*epoch"
+    ):
+        RunConfig.from_json(text)
+    assert RunConfig.from_json(run.to_json()) == run

@@ -3,6 +3,8 @@
 import dataclasses
 import json
 
+from seq2seq_attn.config_fields import from_dict
+
 ARCHITECTURES = ("rnnsearch", "rnnencdec", "luong")
 SCORES = ("dot", "general", "concat", "location", "none")
 MODES = ("global", "local-m", "local-p")
@@ -158,11 +160,7 @@ class ModelConfig:
     @classmethod
     def from_dict(cls, values):
         """Builds a config from a dict, naming any unknown key."""
-        known = {field.name for field in dataclasses.fields(cls)}
-        unknown = sorted(set(values) - known)
-        if unknown:
-            raise ValueError(f"ModelConfig: unknown fields {unknown}")
-        return cls(**values)
+        return from_dict(cls, values, "ModelConfig")
 
     @classmethod
     def from_json(cls, text):

@@ -10,6 +10,7 @@ import json
 import math
 import pathlib
 
+from seq2seq_attn.config_fields import from_dict, resumable, resumable_fields
 from seq2seq_attn.data.corpora import INVALID_UTF8
 from seq2seq_attn.models.config import ModelConfig
 
@@ -20,43 +21,6 @@ TOKENIZERS = ("sentencepiece", "wordpiece", "word")
 BATCH_BY = ("sentences", "tokens")
 SCHEDULES = ("constant", "halving")
 STRATEGIES = ("default", "mirrored", "multi_worker")
-
-# What a resumed run may change, from the step it resumes at; every other
-# field (the model, the vocabularies, the data and how it is batched, the
-# optimizer and its state) is fixed by the checkpoint.
-RESUMABLE = {
-    "model": frozenset(),
-    "data": frozenset(
-        {
-            "data_dir",
-            "train_source_file",
-            "train_target_file",
-            "train_tsv_file",
-            "vocab_dir",
-            "vocab_sample_lines",
-            "valid_source_file",
-            "valid_target_file",
-            "valid_test_sets",
-            "valid_max_sentences",
-            "bleu_tokenize",
-        }
-    ),
-    "train": frozenset(
-        {
-            "learning_rate",
-            "halve_after_epochs",
-            "clip_norm",
-            "epochs",
-            "max_steps",
-            "checkpoint_every",
-            "keep_checkpoints",
-            "early_stopping_patience",
-            "log_every",
-            "divergence_factor",
-            "divergence_window",
-        }
-    ),
-}
 
 
 def write_atomically(path, text):
@@ -168,31 +132,33 @@ class DataConfig:
             standard signature, detokenised output against raw references)
             or "none" (the Multi30k convention on tok/ text).
 
-    The fields of `RESUMABLE["data"]` may change when a run is resumed (the
-    training files may move, not change: their content is checked).
+    The fields declared `resumable` may change when a run is resumed (the
+    training files may move, not change: their content is checked); the
+    others (the vocabularies, the data and how it is batched) are fixed by
+    the checkpoint.
     """
 
     corpus: str | None = "multi30k"
     source: str = "en"
     target: str = "de"
     variant: str = "raw"
-    train_source_file: str | None = None
-    train_target_file: str | None = None
-    train_tsv_file: str | None = None
+    train_source_file: str | None = resumable(None)
+    train_target_file: str | None = resumable(None)
+    train_tsv_file: str | None = resumable(None)
     tfds_dataset: str | None = None
     max_train_pairs: int = 0
-    valid_source_file: str | None = None
-    valid_target_file: str | None = None
-    valid_test_sets: str | None = None
-    data_dir: str | None = None
+    valid_source_file: str | None = resumable(None)
+    valid_target_file: str | None = resumable(None)
+    valid_test_sets: str | None = resumable(None)
+    data_dir: str | None = resumable(None)
     invalid_utf8: str = "error"
     tokenizer: str = "sentencepiece"
     source_vocab_size: int = 30000
     target_vocab_size: int = 30000
     lowercase: bool = False
     split_punctuation: bool = False
-    vocab_dir: str | None = None
-    vocab_sample_lines: int = 1_000_000
+    vocab_dir: str | None = resumable(None)
+    vocab_sample_lines: int = resumable(1_000_000)
     shuffle_buffer: int = 20_000
     max_source_length: int = 50
     max_target_length: int = 50
@@ -200,8 +166,8 @@ class DataConfig:
     batch_by: str = "sentences"
     sort_window: int = 20
     bucket_width: int = 0
-    valid_max_sentences: int = 0
-    bleu_tokenize: str = "13a"
+    valid_max_sentences: int = resumable(0)
+    bleu_tokenize: str = resumable("13a")
 
     def __post_init__(self):
         given = [
@@ -284,29 +250,30 @@ class TrainConfig:
             `divergence_window` steps (0: off).
         divergence_window: steps whose median loss the guard compares with.
 
-    The fields of `RESUMABLE["train"]` may change when a run is resumed.
+    The fields declared `resumable` may change when a run is resumed; the
+    others (the optimizer and its state) are fixed by the checkpoint.
     """
 
     optimizer: str = "adam"
-    learning_rate: float = 3e-4
+    learning_rate: float = resumable(3e-4)
     rho: float = 0.95
     epsilon: float = 1e-6
     schedule: str = "constant"
-    halve_after_epochs: int = 5
-    clip_norm: float = 1.0
-    epochs: int = 10
-    max_steps: int = 0
+    halve_after_epochs: int = resumable(5)
+    clip_norm: float = resumable(1.0)
+    epochs: int = resumable(10)
+    max_steps: int = resumable(0)
     seed: int = 1234
-    checkpoint_every: int = 500
-    keep_checkpoints: int = 3
-    early_stopping_patience: int = 0
+    checkpoint_every: int = resumable(500)
+    keep_checkpoints: int = resumable(3)
+    early_stopping_patience: int = resumable(0)
     mixed_precision: str = ""
     jit_compile: bool = False
     strategy: str = "default"
     num_cpu_devices: int = 0
-    log_every: int = 50
-    divergence_factor: float = 10.0
-    divergence_window: int = 100
+    log_every: int = resumable(50)
+    divergence_factor: float = resumable(10.0)
+    divergence_window: int = resumable(100)
 
     def __post_init__(self):
         _check(self.learning_rate > 0, "train: learning_rate must be positive")
@@ -393,20 +360,16 @@ class RunConfig:
     def from_json(cls, text):
         """Inverse of `to_json`; unknown keys are named in the error."""
         values = json.loads(text)
-        parts = {}
-        for name, kind in (
-            ("model", ModelConfig),
-            ("data", DataConfig),
-            ("train", TrainConfig),
-        ):
-            known = {field.name for field in dataclasses.fields(kind)}
-            unknown = sorted(set(values.get(name, {})) - known)
-            if unknown:
-                raise ValueError(
-                    f"config.json: unknown {name} fields {unknown}"
+        if not isinstance(values, dict):
+            raise ValueError("config.json: expected an object of sections")
+        return cls(
+            **{
+                name: from_dict(
+                    kind, values.get(name, {}), f"config.json: {name}"
                 )
-            parts[name] = kind(**values.get(name, {}))
-        return cls(**parts)
+                for name, kind in SECTIONS.items()
+            }
+        )
 
     def save(self, model_dir):
         """Writes `model_dir/config.json`."""
@@ -422,3 +385,9 @@ class RunConfig:
                 f"{model_dir} is not a model directory: config.json missing"
             )
         return cls.from_json(path.read_text())
+
+
+SECTIONS = {"model": ModelConfig, "data": DataConfig, "train": TrainConfig}
+# What a resumed run may change, by section: the fields declared
+# `resumable`; every other field is fixed by the checkpoint.
+RESUMABLE = {name: resumable_fields(kind) for name, kind in SECTIONS.items()}
