@@ -6,10 +6,14 @@
 
 writes `OUTPUT_DIR/source/` and `OUTPUT_DIR/target/` (each loadable with
 `seq2seq_attn.data.load_tokenizer`, and what `train --vocab_dir` takes) from
-a seeded sample of at most `--sample_lines` training pairs spread over the
-whole corpus, read as the trainer reads it (a pre-pass over the files, then
-the sampled lines only). Prints what was read and the <unk> rate on the
-validation pairs (of a named corpus or TFDS dataset).
+a seeded sample of at most `--vocab_sample_lines` training pairs spread
+over the whole corpus, read as the trainer reads it (a pre-pass over the
+files, then the sampled lines only) and built by the trainer's own function.
+Its flags are the train CLI's data flags (names, defaults and help; the
+older `--source_file`, `--target_file`, `--tsv_file` and `--sample_lines`
+still work), and `--vocab_size` sets both sides. Prints what was read and
+the <unk> rate on the validation pairs (of a named corpus, a TFDS dataset,
+or `--valid_source_file`/`--valid_target_file`).
 """
 
 import pathlib
@@ -17,59 +21,52 @@ import sys
 
 from absl import app, flags
 
-from seq2seq_attn import cli
+from seq2seq_attn import cli, config_flags
+from seq2seq_attn.data.download import DownloadError
+from seq2seq_attn.data.tokenizers import unk_rate
+from seq2seq_attn.data.training_data import (
+    parallel_text,
+    validation_corpus,
+    vocabularies_of_text,
+)
+from seq2seq_attn.training.config import DataConfig
 
 FLAGS = flags.FLAGS
-flags.DEFINE_string("corpus", None, "Named corpus: multi30k or anki.")
-flags.DEFINE_string("source", None, "Source language code, e.g. en.")
-flags.DEFINE_string("target", None, "Target language code, e.g. de.")
-flags.DEFINE_enum("variant", "raw", ["raw", "tok"], "multi30k: raw or tok.")
-flags.DEFINE_string(
-    "source_file", None, "Line-aligned source text (several: comma-separated)."
-)
-flags.DEFINE_string(
-    "target_file", None, "Line-aligned target text (several: comma-separated)."
-)
-flags.DEFINE_string(
-    "tsv_file", None, "Tab-separated pairs (.txt or .gz; comma-separated)."
-)
-flags.DEFINE_string(
+# The fields of `DataConfig` that say what is read and how it is tokenized:
+# flags of the same names, defaults and help as the train CLI's.
+VOCABULARY_FIELDS = (
+    "corpus",
+    "source",
+    "target",
+    "variant",
+    "train_source_file",
+    "train_target_file",
+    "train_tsv_file",
     "tfds_dataset",
-    None,
-    "A TFDS translation dataset (its train split), e.g. wmt14_translate/de-en.",
-)
-flags.DEFINE_string(
-    "data_dir", None, "Local corpus directory (no download); TFDS's, too."
-)
-flags.DEFINE_enum(
-    "invalid_utf8", "error", ["error", "replace", "skip"], "Invalid UTF-8."
-)
-flags.DEFINE_enum(
+    "valid_source_file",
+    "valid_target_file",
+    "data_dir",
+    "invalid_utf8",
     "tokenizer",
-    "sentencepiece",
-    ["word", "wordpiece", "sentencepiece"],
-    "sentencepiece (raw text), wordpiece, or word (pre-tokenised text).",
-)
-flags.DEFINE_integer(
-    "vocab_size", 30000, "Entries per side, reserved included."
-)
-flags.DEFINE_integer(
-    "target_vocab_size", None, "Target entries, if not --vocab_size."
-)
-flags.DEFINE_bool(
+    "source_vocab_size",
+    "target_vocab_size",
     "lowercase",
-    False,
-    "Lowercase (word, wordpiece) or case-fold (sentencepiece).",
-)
-flags.DEFINE_bool(
     "split_punctuation",
-    False,
-    "word: also split at punctuation (the papers' shortlists on raw text).",
+    "vocab_sample_lines",
 )
+config_flags.define_config_flags(
+    {"data": DataConfig}, __name__, only={"data": VOCABULARY_FIELDS}
+)
+# The names this command had before it shared the train CLI's.
+flags.DEFINE_alias("source_file", "train_source_file")
+flags.DEFINE_alias("target_file", "train_target_file")
+flags.DEFINE_alias("tsv_file", "train_tsv_file")
+flags.DEFINE_alias("sample_lines", "vocab_sample_lines")
 flags.DEFINE_integer(
-    "sample_lines",
-    1_000_000,
-    "Learn from at most this many pairs, a seeded sample of the corpus.",
+    "vocab_size",
+    None,
+    "Entries per side, reserved included: sets --source_vocab_size, and "
+    "--target_vocab_size where that is not given.",
 )
 flags.DEFINE_string("output_dir", None, "Where to write source/ and target/.")
 flags.mark_flag_as_required("output_dir")
@@ -78,8 +75,6 @@ flags.mark_flag_as_required("output_dir")
 def main(argv):
     if len(argv) > 1:
         raise app.UsageError(f"unexpected arguments: {argv[1:]}")
-    from seq2seq_attn.data.download import DownloadError
-
     try:
         build_from_flags()
     except (ValueError, FileNotFoundError, DownloadError) as error:
@@ -87,41 +82,26 @@ def main(argv):
         sys.exit(2)
 
 
-def build_from_flags():
-    """Samples the corpus the flags name and writes its vocabularies."""
-    from seq2seq_attn.data.tokenizers import unk_rate
-    from seq2seq_attn.data.training_data import (
-        build_vocabularies,
-        parallel_text,
-        validation_corpus,
-    )
-    from seq2seq_attn.training.config import DataConfig
+def data_config_from_flags():
+    """The `DataConfig` of the vocabulary flags."""
+    values = {name: FLAGS[name].value for name in VOCABULARY_FIELDS}
+    if FLAGS.vocab_size is not None:
+        values["source_vocab_size"] = FLAGS.vocab_size
+        if not FLAGS["target_vocab_size"].present:
+            values["target_vocab_size"] = FLAGS.vocab_size
+    config_flags.resolve_corpus(values)
+    return DataConfig(**values)
 
-    data = DataConfig(
-        corpus=FLAGS.corpus,
-        source=FLAGS.source or "en",
-        target=FLAGS.target or "de",
-        variant=FLAGS.variant,
-        train_source_file=FLAGS.source_file,
-        train_target_file=FLAGS.target_file,
-        train_tsv_file=FLAGS.tsv_file,
-        tfds_dataset=FLAGS.tfds_dataset,
-        data_dir=FLAGS.data_dir,
-        invalid_utf8=FLAGS.invalid_utf8,
-        tokenizer=FLAGS.tokenizer,
-        source_vocab_size=FLAGS.vocab_size,
-        target_vocab_size=FLAGS.target_vocab_size or FLAGS.vocab_size,
-        lowercase=FLAGS.lowercase,
-        split_punctuation=FLAGS.split_punctuation,
-        vocab_sample_lines=FLAGS.sample_lines,
-    )
+
+def build_from_flags():
+    """Samples the corpus the flags name and writes its vocabularies, as
+    the trainer's chief would (`training_data.vocabularies_of_text`)."""
+    data = data_config_from_flags()
     text = parallel_text(data)
     scan = text.scan(data.invalid_utf8)
     print(scan.summary(data.invalid_utf8))
-    sample = text.sample(FLAGS.sample_lines, seed=0, lines=scan.pairs)
-    print(f"sampled {len(sample[0]):,} of {scan.pairs:,} pairs")
     output = pathlib.Path(FLAGS.output_dir)
-    tokenizers = build_vocabularies(data, output, sample)
+    tokenizers = vocabularies_of_text(data, text, scan.pairs, output)
     validation = validation_corpus(data)
     if validation is not None:
         for tokenizer, side, held_out in zip(

@@ -15,17 +15,22 @@ to `MODEL_DIR/config.json`. Running the same command again on a model
 directory with a checkpoint resumes from it.
 """
 
-import dataclasses
-import inspect
-import re
 import sys
-import typing
 
 from absl import app, flags, logging
 
 from seq2seq_attn import cli, recipes
+from seq2seq_attn.config_flags import (
+    define_config_flags,
+    resolve_corpus,
+)
 from seq2seq_attn.models.config import ModelConfig
-from seq2seq_attn.training.config import DataConfig, RunConfig, TrainConfig
+from seq2seq_attn.training.config import (
+    SECTIONS,
+    DataConfig,
+    RunConfig,
+    TrainConfig,
+)
 
 FLAGS = flags.FLAGS
 flags.DEFINE_string("model_dir", None, "Directory of the run.")
@@ -42,63 +47,9 @@ flags.mark_flag_as_required("model_dir")
 
 # Model fields that are not flags: they come from the tokenizers.
 _DERIVED = {"source_vocab_size", "target_vocab_size"}
-SECTIONS = {"model": ModelConfig, "data": DataConfig, "train": TrainConfig}
-
-
-def _kind(annotation):
-    """bool, int, float or str, from a field's type (`int | None` is int)."""
-    hints = typing.get_args(annotation) or (annotation,)
-    for kind in (bool, int, float, str):
-        if kind in hints:
-            return kind
-    return str
-
-
-def attribute_docs(cls):
-    """{field: its description} from the "Attributes:" section of a class
-    docstring (Google style; "a, b: text" describes both a and b)."""
-    lines = inspect.getdoc(cls).splitlines()
-    if "Attributes:" not in lines:
-        return {}
-    docs, names = {}, []
-    for line in lines[lines.index("Attributes:") + 1 :]:
-        if not line.startswith("    "):
-            break  # the section ends where the indentation does
-        entry = re.match(r"    ([\w, ]+): (.*)", line)
-        if entry and not line.startswith("     "):
-            names = [name.strip() for name in entry.group(1).split(",")]
-            for name in names:
-                docs[name] = entry.group(2)
-        else:
-            for name in names:
-                docs[name] += " " + line.strip()
-    return docs
-
-
-def _define_flags():
-    """One absl flag per config field, with the field's default and the
-    config docstring's description."""
-    defined = {}
-    for section, kind in SECTIONS.items():
-        hints = typing.get_type_hints(kind)
-        docs = attribute_docs(kind)
-        for field in dataclasses.fields(kind):
-            if section == "model" and field.name in _DERIVED:
-                continue
-            flag_kind = _kind(hints[field.name])
-            help_text = docs.get(field.name, f"{kind.__name__}.{field.name}")
-            define = {
-                bool: flags.DEFINE_bool,
-                int: flags.DEFINE_integer,
-                float: flags.DEFINE_float,
-                str: flags.DEFINE_string,
-            }[flag_kind]
-            define(field.name, field.default, help_text)
-            defined[field.name] = section
-    return defined
-
-
-FLAG_SECTIONS = _define_flags()
+FLAG_SECTIONS = define_config_flags(
+    SECTIONS, __name__, skip={"model": _DERIVED}
+)
 
 
 def run_config_from_flags():
@@ -106,19 +57,7 @@ def run_config_from_flags():
     values = {section: {} for section in SECTIONS}
     for name, section in FLAG_SECTIONS.items():
         values[section][name] = FLAGS[name].value
-    other_source = any(
-        FLAGS[name].value
-        for name in ("train_source_file", "train_tsv_file", "tfds_dataset")
-    )
-    if other_source and not FLAGS["corpus"].present:
-        # --corpus's default (multi30k) gives way to the files or dataset.
-        values["data"]["corpus"] = None
-    elif other_source and FLAGS.corpus:
-        raise ValueError(
-            f"data: --corpus={FLAGS.corpus} (given on the command line or by "
-            "a recipe) and your own data name two sources: add --corpus= "
-            "after the recipe to train on your data only"
-        )
+    resolve_corpus(values["data"])
     data = DataConfig(**values["data"])
     model = ModelConfig(
         source_vocab_size=data.source_vocab_size,

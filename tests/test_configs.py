@@ -93,7 +93,8 @@ def test_every_flag_is_explained_by_its_config_docstring():
 
     from absl import flags
 
-    from seq2seq_attn.train import FLAG_SECTIONS, SECTIONS, attribute_docs
+    from seq2seq_attn.config_flags import attribute_docs
+    from seq2seq_attn.train import FLAG_SECTIONS, SECTIONS
 
     for section, kind in SECTIONS.items():
         docs = attribute_docs(kind)
@@ -103,3 +104,34 @@ def test_every_flag_is_explained_by_its_config_docstring():
                 assert flags.FLAGS[field.name].help == docs[field.name]
     help_text = flags.FLAGS["batch_size"].help
     assert help_text.startswith("sentences per batch (80 in Bahdanau B.2")
+
+
+def test_build_vocab_flags_are_data_config_fields():
+    # One flag generator: build_vocab's data flags have DataConfig's names,
+    # defaults and help, as train's do (a process of its own: both CLIs
+    # define flags of the same names).
+    import dataclasses
+    import json
+    import subprocess
+    import sys
+
+    code = """
+import json
+from absl import flags
+from seq2seq_attn import build_vocab
+print(json.dumps({name: [flags.FLAGS[name].default, flags.FLAGS[name].help]
+                  for name in build_vocab.VOCABULARY_FIELDS}))
+"""
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    found = json.loads(result.stdout.strip().splitlines()[-1])
+    from seq2seq_attn.config_flags import attribute_docs
+    from seq2seq_attn.training.config import DataConfig
+
+    docs = attribute_docs(DataConfig)
+    defaults = {f.name: f.default for f in dataclasses.fields(DataConfig)}
+    assert {"corpus", "tokenizer", "vocab_sample_lines"} <= set(found)
+    for name, (default, help_text) in found.items():
+        assert default == defaults[name] and help_text == docs[name], name

@@ -249,6 +249,29 @@ def build_vocabularies(data, vocab_dir, sample, log=print):
     return tokenizers["source"], tokenizers["target"]
 
 
+def _sample(text, size, pairs, log):
+    """A seeded sample of `size` of the `pairs` pairs of `text`, logged."""
+    started = time.perf_counter()
+    sample = text.sample(size, seed=0, lines=pairs)
+    log(
+        f"sampled {len(sample[0]):,} of {pairs:,} pairs "
+        f"[{time.perf_counter() - started:.1f} s]"
+    )
+    return sample
+
+
+def vocabularies_of_text(data, text, pairs, vocab_dir, log=print, sample=None):
+    """The vocabularies of a run, built into `vocab_dir` from
+    `data.vocab_sample_lines` pairs spread over a seeded sample of the
+    `pairs` pairs of `text` (the chief passes the larger `sample` it draws
+    for the epoch estimate too; `build_vocab` draws one of that size); returns
+    the two tokenizers."""
+    if sample is None:
+        sample = _sample(text, data.vocab_sample_lines, pairs, log)
+    vocab_sample = [spread(side, data.vocab_sample_lines) for side in sample]
+    return build_vocabularies(data, vocab_dir, vocab_sample, log)
+
+
 def spread(items, count):
     """At most `count` of `items`, evenly spaced (all if fewer)."""
     step = -(-len(items) // count) if count else 1
@@ -323,19 +346,13 @@ def _prepare_as_chief(
         size = ESTIMATE_SAMPLE
         if not have_vocab:
             size = max(size, data.vocab_sample_lines)
-        started = time.perf_counter()
-        sample = text.sample(size, seed=0, lines=pairs)
-        log(
-            f"sampled {len(sample[0]):,} of {pairs:,} pairs "
-            f"[{time.perf_counter() - started:.1f} s]"
-        )
+        sample = _sample(text, size, pairs, log)
     if have_vocab:
         tokenizers = _load_tokenizers(vocab_dir)
     else:
-        vocab_sample = [
-            spread(side, data.vocab_sample_lines) for side in sample
-        ]
-        tokenizers = build_vocabularies(data, vocab_dir, vocab_sample, log)
+        tokenizers = vocabularies_of_text(
+            data, text, pairs, vocab_dir, log, sample
+        )
     if not epoch_file.is_file():
         epoch = _estimate_epoch(
             data, sample, -(-pairs // stride), tokenizers, options
