@@ -107,8 +107,8 @@ def joey_match_pairs_per_second(data_dir, work):
 def pipeline_pairs_per_second(files, vocab, work, batches=300):
     """Pairs/s of the training stream of the quickstart's data config."""
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    from seq2seq_attn.config.run import DataConfig
     from seq2seq_attn.data.training_data import training_data
-    from seq2seq_attn.training.config import DataConfig
 
     flags = dict(
         re.findall(

@@ -41,7 +41,7 @@ def main():
 
     from multi30k_inputs import test2016
 
-    from seq2seq_attn.decoding.scoring import Scoring
+    from seq2seq_attn.config.scoring import Scoring
     from seq2seq_attn.evaluation.bleu import corpus_bleu
     from seq2seq_attn.model_dir import load_translator
 

@@ -73,8 +73,8 @@ def model_and_summed_loss(run, source, target):
 def test2016(model_dir, data_dir):
     """`(data_config, corpus)`: Multi30k test2016 in the languages and
     variant a trained model was trained on."""
+    from seq2seq_attn.config.run import RunConfig
     from seq2seq_attn.data import load_corpus
-    from seq2seq_attn.training.config import RunConfig
 
     data = RunConfig.load(model_dir).data
     corpus = load_corpus(

@@ -4,10 +4,10 @@ Bahdanau, Cho and Bengio (2015, RNNsearch) and Luong, Pham and Manning (2015,
 global and local attention), with TensorFlow for data, decoding and export.
 
 `seq2seq_attn.load_translator(model_dir)` translates strings with a trained
-model. `import seq2seq_attn` imports the subpackages (`layers`, `models`,
-`data`, `decoding`, `evaluation`, `training`, `export`) and registers the
-package's Keras objects, so that `keras.saving.load_model` reads a `.keras`
-file of these models after `import seq2seq_attn` alone.
+model. `import seq2seq_attn` imports the subpackages (`config`, `layers`,
+`models`, `data`, `decoding`, `evaluation`, `training`, `export`) and
+registers the package's Keras objects, so that `keras.saving.load_model`
+reads a `.keras` file of these models after `import seq2seq_attn` alone.
 """
 
 import os
@@ -23,6 +23,7 @@ if sys.argv[:1] == ["-m"]:
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
 from seq2seq_attn import (  # noqa: E402, F401  (the subpackages, eagerly)
+    config,
     data,
     decoding,
     evaluation,
@@ -38,6 +39,7 @@ from seq2seq_attn.model_dir import load_translator  # noqa: E402
 __version__ = "0.1.0"
 
 SUBPACKAGES = (
+    "config",
     "data",
     "decoding",
     "evaluation",

@@ -22,6 +22,7 @@ import sys
 from absl import app, flags
 
 from seq2seq_attn import cli, config_flags
+from seq2seq_attn.config.run import DataConfig
 from seq2seq_attn.data.download import DownloadError
 from seq2seq_attn.data.tokenizers import unk_rate
 from seq2seq_attn.data.training_data import (
@@ -29,7 +30,6 @@ from seq2seq_attn.data.training_data import (
     validation_corpus,
     vocabularies_of_text,
 )
-from seq2seq_attn.training.config import DataConfig
 
 FLAGS = flags.FLAGS
 # The fields of `DataConfig` that say what is read and how it is tokenized:

@@ -86,11 +86,12 @@ def _reporting_file_errors(main):
 
 def run(main, argv=None):
     """`absl.app.run(main, argv)`, with the log lines of TensorFlow's C++
-    start-up hidden (CUDA probing, "failed call to cuInit" on a machine
-    without a GPU, CPU features, oneDNN): TensorFlow starts inside `main`,
-    after this.
-    Its errors still reach Python as exceptions; `TF_CPP_MIN_LOG_LEVEL=0`
-    in the environment shows every line. An error of a file (missing,
+    runtime hidden (CUDA probing, "failed call to cuInit" on a machine
+    without a GPU, oneDNN): under `python -m` the package has set the same
+    level before importing TensorFlow (`seq2seq_attn/__init__.py`); this
+    covers a command started another way, whose first ops run after it.
+    Errors still reach Python as exceptions; `TF_CPP_MIN_LOG_LEVEL=0` in
+    the environment shows every line. An error of a file (missing,
     unreadable, a folder, a full disk, TensorFlow's own file errors) is
     one line, `error: PATH: what`, with exit status 2."""
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")

@@ -176,8 +176,8 @@ def _test_files():
     files in --langpair (by default the first model's languages)."""
     if not FLAGS.test_set:
         return FLAGS.src, FLAGS.ref
+    from seq2seq_attn.config.run import RunConfig
     from seq2seq_attn.data.wmt_sets import named_test_set
-    from seq2seq_attn.training.config import RunConfig
 
     langpair = FLAGS.langpair
     if not langpair:

@@ -11,12 +11,12 @@ import sys
 
 import tensorflow as tf
 
+from seq2seq_attn.config.run import RunConfig
 from seq2seq_attn.data.tokenizers import load_tokenizer
 from seq2seq_attn.decoding.ensemble import EnsembleForm
 from seq2seq_attn.decoding.translator import Translator
 from seq2seq_attn.models.builder import build_model
 from seq2seq_attn.training.checkpoints import restore_newest_intact
-from seq2seq_attn.training.config import RunConfig
 from seq2seq_attn.training.layout import ModelDir
 
 __all__ = [

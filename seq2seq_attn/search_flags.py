@@ -9,8 +9,8 @@ import sys
 
 from absl import flags
 
-from seq2seq_attn.decoding.scoring import LENGTH_PENALTIES, Scoring
-from seq2seq_attn.decoding.search_config import COMMAND_DEFAULTS, SearchConfig
+from seq2seq_attn.config.scoring import LENGTH_PENALTIES, Scoring
+from seq2seq_attn.config.search import COMMAND_DEFAULTS, SearchConfig
 
 FLAGS = flags.FLAGS
 _SEARCH = SearchConfig()

@@ -20,16 +20,16 @@ import sys
 from absl import app, flags, logging
 
 from seq2seq_attn import cli, recipes
-from seq2seq_attn.config_flags import (
-    define_config_flags,
-    resolve_corpus,
-)
-from seq2seq_attn.models.config import ModelConfig
-from seq2seq_attn.training.config import (
+from seq2seq_attn.config.model import ModelConfig
+from seq2seq_attn.config.run import (
     SECTIONS,
     DataConfig,
     RunConfig,
     TrainConfig,
+)
+from seq2seq_attn.config_flags import (
+    define_config_flags,
+    resolve_corpus,
 )
 
 FLAGS = flags.FLAGS

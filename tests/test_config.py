@@ -47,7 +47,7 @@ def test_unknown_field_is_named():
 
 
 def test_what_a_resume_may_change_is_declared_on_the_field():
-    from seq2seq_attn.training.config import (
+    from seq2seq_attn.config.run import (
         RESUMABLE,
         DataConfig,
         RunConfig,

@@ -127,8 +127,8 @@ print(json.dumps({name: [flags.FLAGS[name].default, flags.FLAGS[name].help]
     )
     assert result.returncode == 0, result.stderr[-2000:]
     found = json.loads(result.stdout.strip().splitlines()[-1])
+    from seq2seq_attn.config.run import DataConfig
     from seq2seq_attn.config_flags import attribute_docs
-    from seq2seq_attn.training.config import DataConfig
 
     docs = attribute_docs(DataConfig)
     defaults = {f.name: f.default for f in dataclasses.fields(DataConfig)}

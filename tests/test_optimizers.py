@@ -1,7 +1,7 @@
 import keras
 import pytest
 
-from seq2seq_attn.training.config import TrainConfig
+from seq2seq_attn.config.run import TrainConfig
 from seq2seq_attn.training.optimizers import HalvingSchedule, make_optimizer
 
 

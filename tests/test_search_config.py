@@ -2,8 +2,8 @@
 
 import pytest
 
-from seq2seq_attn.decoding.scoring import Scoring
-from seq2seq_attn.decoding.search_config import SearchConfig
+from seq2seq_attn.config.scoring import Scoring
+from seq2seq_attn.config.search import SearchConfig
 
 
 def test_defaults_and_the_exports_nbest():

@@ -9,6 +9,7 @@ import pytest
 import tensorflow as tf
 from conftest import SHARED_DATA, sacrebleu_cache
 
+from seq2seq_attn.config.run import DataConfig
 from seq2seq_attn.data import (
     EOS_ID,
     ParallelText,
@@ -18,7 +19,6 @@ from seq2seq_attn.data import (
 )
 from seq2seq_attn.data.training_data import training_data, validation_corpus
 from seq2seq_attn.train import run_config_from_flagfile
-from seq2seq_attn.training.config import DataConfig
 
 CONFIGS = pathlib.Path(__file__).resolve().parents[1] / "configs"
 

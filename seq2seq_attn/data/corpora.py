@@ -14,9 +14,9 @@ import zlib
 
 import numpy as np
 
+from seq2seq_attn.config.run import INVALID_UTF8
 from seq2seq_attn.data.download import fetch
 
-INVALID_UTF8 = ("error", "replace", "skip")
 MULTI30K_LANGUAGES = ("en", "de", "fr")
 MULTI30K_SPLITS = {
     "train": "train",

@@ -16,7 +16,7 @@ search stops when every hypothesis is finished, or at the maximum length
 
 import tensorflow as tf
 
-from seq2seq_attn.decoding.scoring import Scoring
+from seq2seq_attn.config.scoring import Scoring
 from seq2seq_attn.decoding.search_step import (
     NEG_INF,
     SearchResult,

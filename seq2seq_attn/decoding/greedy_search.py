@@ -2,7 +2,7 @@
 
 import tensorflow as tf
 
-from seq2seq_attn.decoding.scoring import Scoring
+from seq2seq_attn.config.scoring import Scoring
 from seq2seq_attn.decoding.search_step import (
     NEG_INF,
     SearchResult,

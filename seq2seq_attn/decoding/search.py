@@ -2,9 +2,9 @@
 
 import tensorflow as tf
 
+from seq2seq_attn.config.search import SearchConfig
 from seq2seq_attn.decoding.beam_search import beam_search
 from seq2seq_attn.decoding.greedy_search import greedy_search
-from seq2seq_attn.decoding.search_config import SearchConfig
 
 
 def search(form, source_ids, config=None):

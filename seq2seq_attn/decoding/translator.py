@@ -14,6 +14,7 @@ import sys
 import numpy as np
 import tensorflow as tf
 
+from seq2seq_attn.config.search import SearchConfig
 from seq2seq_attn.data.text_to_ids import (
     input_bytes,
     sentence_ids_in_chunks,
@@ -24,7 +25,6 @@ from seq2seq_attn.decoding.generation import (
     forced_alignments,
     generate,
 )
-from seq2seq_attn.decoding.search_config import SearchConfig
 from seq2seq_attn.decoding.unk_replacement import replace_unknown_words
 from seq2seq_attn.models.builder import alignment_model
 from seq2seq_attn.models.inference import as_form

@@ -1,7 +1,7 @@
 """Training under `tf.distribute`, with crash-safe checkpoints."""
 
+from seq2seq_attn.config.run import DataConfig, RunConfig, TrainConfig
 from seq2seq_attn.training.checkpoints import DamagedCheckpointError
-from seq2seq_attn.training.config import DataConfig, RunConfig, TrainConfig
 from seq2seq_attn.training.divergence import (
     DivergenceGuard,
     NonFiniteLossError,

@@ -25,8 +25,8 @@ MODEL_DIR/
 import json
 import pathlib
 
+from seq2seq_attn.config.run import write_atomically
 from seq2seq_attn.training.checkpoints import checkpoint_prefixes
-from seq2seq_attn.training.config import write_atomically
 
 
 class ModelDir:

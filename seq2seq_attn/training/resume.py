@@ -4,7 +4,7 @@ identity, and the logs cut back to the checkpoint the run resumes from."""
 import json
 import pathlib
 
-from seq2seq_attn.training.config import (
+from seq2seq_attn.config.run import (
     RESUMABLE,
     RunConfig,
     write_atomically,

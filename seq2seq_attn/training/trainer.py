@@ -15,6 +15,7 @@ import json
 import keras
 import tensorflow as tf
 
+from seq2seq_attn.config.run import write_atomically
 from seq2seq_attn.data.training_data import training_data
 from seq2seq_attn.models.builder import build_model
 from seq2seq_attn.special_tokens import PAD_ID
@@ -22,7 +23,6 @@ from seq2seq_attn.training.checkpoints import (
     TrainingCheckpoints,
     training_state,
 )
-from seq2seq_attn.training.config import write_atomically
 from seq2seq_attn.training.divergence import (
     DivergenceGuard,
     TrainingDivergedError,

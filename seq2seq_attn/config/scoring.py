@@ -8,8 +8,8 @@ L counts the output tokens, </s> included. GNMT's coverage penalty,
 beta * sum_j log(min(sum_i a_ij, 1)) over the real source positions j, is
 added when `beta` > 0.
 
-TensorFlow is imported where a score is computed, so that the command lines
-build a `Scoring` from their flags before TensorFlow starts (`cli.run`).
+TensorFlow is imported where a score is computed, so that the config
+modules import none.
 """
 
 import dataclasses

@@ -10,10 +10,11 @@ import json
 import math
 import pathlib
 
-from seq2seq_attn.config_fields import from_dict, resumable, resumable_fields
-from seq2seq_attn.data.corpora import INVALID_UTF8
-from seq2seq_attn.models.config import ModelConfig
+from seq2seq_attn.config.fields import from_dict, resumable, resumable_fields
+from seq2seq_attn.config.model import ModelConfig
 
+# What to do with a line that is not UTF-8 (the corpus readers take it too).
+INVALID_UTF8 = ("error", "replace", "skip")
 OPTIMIZERS = ("adadelta", "sgd", "adam")
 MIXED_PRECISION = ("", "mixed_float16", "mixed_bfloat16")
 VARIANTS = ("raw", "tok")

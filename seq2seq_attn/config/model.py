@@ -3,7 +3,7 @@
 import dataclasses
 import json
 
-from seq2seq_attn.config_fields import from_dict
+from seq2seq_attn.config.fields import from_dict
 
 ARCHITECTURES = ("rnnsearch", "rnnencdec", "luong")
 SCORES = ("dot", "general", "concat", "location", "none")

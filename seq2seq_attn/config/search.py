@@ -3,7 +3,7 @@ validation and the export share, validated once."""
 
 import dataclasses
 
-from seq2seq_attn.decoding.scoring import Scoring
+from seq2seq_attn.config.scoring import Scoring
 
 # Where a command's use differs, so does its default: the export's
 # `translate_nbest` signature exists to return several hypotheses.
