@@ -266,3 +266,38 @@ def test_a_model_of_tokenised_text_says_what_input_it_reads(
     assert "trained on Multi30k's tok/ text" in result.stderr.decode()
     plain = _translate(trained_model_dir, "--beam_size=2", input_text=b"a .\n")
     assert b"tok/ text" not in plain.stderr
+
+
+def test_one_generate_call_over_many_chunks_equals_one_call_per_sentence(
+    trained_model_dir,
+):
+    # The in-graph sort and chunking (3 chunks of 2 here), and the padded
+    # concatenation of chunks of different widths, change no sentence.
+    translator = load_translator(
+        [trained_model_dir], beam_size=3, nbest=2, batch_size=2
+    )
+    sentences = [*SENTENCES, "a little girl climbs a big tree in a park ."]
+    together = {k: v.numpy() for k, v in translator.generate(sentences).items()}
+    for row, sentence in enumerate(sentences):
+        alone = {
+            k: v.numpy() for k, v in translator.generate([sentence]).items()
+        }
+        assert together["texts"][row].tolist() == alone["texts"][0].tolist()
+        np.testing.assert_allclose(
+            together["scores"][row], alone["scores"][0], rtol=1e-5
+        )
+        lengths = alone["lengths"][0]
+        np.testing.assert_array_equal(together["lengths"][row], lengths)
+        for n, length in enumerate(lengths):
+            np.testing.assert_array_equal(
+                together["tokens"][row, n, :length],
+                alone["tokens"][0, n, :length],
+            )
+            assert not together["tokens"][row, n, length:].any()
+        width = int((alone["source_ids"][0] != 0).sum())
+        np.testing.assert_allclose(
+            together["alignments"][row, : lengths[0], :width],
+            alone["alignments"][0, : lengths[0], :width],
+            atol=1e-6,
+        )
+        assert not together["alignments"][row, lengths[0] :].any()
