@@ -648,3 +648,17 @@ def test_bad_data_leaves_no_model_directory(text_files, tmp_path):
     )
     assert result.returncode == 2 and "is not in --data_dir" in result.stderr
     assert not (tmp_path / "nodata").exists()
+
+
+def test_label_smoothing_trains_and_is_recorded(text_files, tmp_path):
+    model_dir = tmp_path / "smoothed"
+    result = _run(
+        _command(
+            model_dir, *text_files, "--label_smoothing=0.1", "--max_steps=2"
+        )
+    )
+    assert "label smoothing 0.1 in the training loss" in result.stdout
+    assert "validation perplexity without it" in result.stdout
+    config = json.loads((model_dir / "config.json").read_text())
+    assert config["train"]["label_smoothing"] == 0.1
+    assert sorted(_losses(model_dir)) == [1, 2]

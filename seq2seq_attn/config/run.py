@@ -250,6 +250,10 @@ class TrainConfig:
             loss exceeds this many times the median of the last
             `divergence_window` steps (0: off).
         divergence_window: steps whose median loss the guard compares with.
+        label_smoothing: e of the training loss's targets, (1 - e) on the
+            reference token and e spread evenly over the vocabulary
+            (Szegedy et al. 2016; 0: off, the papers' loss); validation
+            perplexity is measured without it.
 
     The fields declared `resumable` may change when a run is resumed; the
     others (the optimizer and its state) are fixed by the checkpoint.
@@ -275,6 +279,7 @@ class TrainConfig:
     log_every: int = resumable(50)
     divergence_factor: float = resumable(10.0)
     divergence_window: int = resumable(100)
+    label_smoothing: float = 0.0
 
     def __post_init__(self):
         _check(self.learning_rate > 0, "train: learning_rate must be positive")
@@ -290,6 +295,11 @@ class TrainConfig:
         _check(
             self.divergence_window > 0,
             "train: divergence_window must be positive",
+        )
+        _check(
+            0.0 <= self.label_smoothing < 1.0,
+            "train: label_smoothing must be in [0, 1), got "
+            f"{self.label_smoothing}",
         )
         _check_fields(
             self,

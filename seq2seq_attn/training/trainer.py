@@ -18,7 +18,6 @@ import tensorflow as tf
 from seq2seq_attn.config.run import write_atomically
 from seq2seq_attn.data.training_data import training_data
 from seq2seq_attn.models.builder import build_model
-from seq2seq_attn.special_tokens import PAD_ID
 from seq2seq_attn.training.checkpoints import (
     TrainingCheckpoints,
     training_state,
@@ -28,6 +27,7 @@ from seq2seq_attn.training.divergence import (
     TrainingDivergedError,
 )
 from seq2seq_attn.training.layout import ModelDir
+from seq2seq_attn.training.losses import token_cross_entropy, training_loss
 from seq2seq_attn.training.optimizers import (
     inner_optimizer,
     learning_rate,
@@ -133,7 +133,7 @@ class Trainer:
                 self.target_tokenizer,
                 prepared.validation,
                 prepared.validation_batches,
-                self.loss_fn,
+                token_cross_entropy(),
                 self.run.data.bleu_tokenize,
                 attention=attends(self.run.model),
             )
@@ -179,10 +179,15 @@ class Trainer:
             )
         if self.checkpoints.last:
             self._resume_from_checkpoint(train)
-        # The summed token cross-entropy, of training and validation alike.
-        self.loss_fn = keras.losses.SparseCategoricalCrossentropy(
-            from_logits=True, ignore_class=PAD_ID, reduction="sum"
-        )
+        # The summed token cross-entropy (label-smoothed if asked); the
+        # validation's perplexity is the plain one.
+        self.loss_fn = training_loss(train.label_smoothing)
+        if train.label_smoothing:
+            self.log(
+                f"label smoothing {train.label_smoothing:g} in the training "
+                "loss (the bar's loss and ppl); validation perplexity "
+                "without it"
+            )
         self._train_step = make_train_step(
             self.model,
             self.optimizer,

@@ -21,7 +21,7 @@ class Validation:
         source_tokenizer, target_tokenizer: its tokenizers.
         corpus: the validation text (`sources`, `targets`).
         batches: the validation pairs as teacher-forcing batches.
-        loss_fn: the summed token cross-entropy (the training loss).
+        loss_fn: the summed token cross-entropy (without label smoothing).
         bleu_tokenize: sacreBLEU's tokenizer for the BLEU score.
         attention: whether the model attends (attention images).
     """
