@@ -180,6 +180,32 @@ def test_mirrored_on_two_cpu_devices(text_files, tmp_path):
         assert abs(losses[step] - reference[step]) < 1e-4
 
 
+@pytest.mark.slow
+def test_accumulated_batches_count_updates_also_when_mirrored(
+    text_files, tmp_path
+):
+    # 13 batches of 32 per epoch; 2 per update: 6 updates an epoch, and the
+    # validation after the 6th.
+    model_dir = tmp_path / "accumulated"
+    flags = [*text_files, "--accumulate_batches=2", "--epochs=1"]
+    result = _run(
+        _command(
+            model_dir, *flags, "--strategy=mirrored", "--num_cpu_devices=2"
+        )
+    )
+    assert "6 steps per epoch, 6 steps in all, 2 replica(s), 2 batches " in (
+        result.stdout
+    )
+    assert _logged_steps(model_dir) == [1, 2, 3, 4, 5, 6]
+    assert _validation_rows(model_dir) == [["1", "6"]]
+    # The same updates on one replica.
+    default = tmp_path / "default_accumulated"
+    _run(_command(default, *flags))
+    reference = _losses(default)
+    for step, loss in _losses(model_dir).items():
+        np.testing.assert_allclose(loss, reference[step], rtol=1e-4)
+
+
 def _free_port():
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))

@@ -250,6 +250,10 @@ class TrainConfig:
             loss exceeds this many times the median of the last
             `divergence_window` steps (0: off).
         divergence_window: steps whose median loss the guard compares with.
+        accumulate_batches: k, batches whose gradients make one update (an
+            effective batch k times larger than memory holds; the learning
+            rate schedule, `epochs`, `max_steps` and `checkpoint_every` count
+            updates; 1: an update per batch, as in the papers).
         label_smoothing: e of the training loss's targets, (1 - e) on the
             reference token and e spread evenly over the vocabulary
             (Szegedy et al. 2016; 0: off, the papers' loss); validation
@@ -279,6 +283,7 @@ class TrainConfig:
     log_every: int = resumable(50)
     divergence_factor: float = resumable(10.0)
     divergence_window: int = resumable(100)
+    accumulate_batches: int = 1
     label_smoothing: float = 0.0
 
     def __post_init__(self):
@@ -320,6 +325,7 @@ class TrainConfig:
                 early_stopping_patience=0,
                 num_cpu_devices=0,
                 log_every=1,
+                accumulate_batches=1,
             ),
         )
 

@@ -14,17 +14,27 @@ from seq2seq_attn.training.strategy import replica_shard
 
 
 def make_train_step(
-    model, optimizer, strategy, loss_fn, step, jit_compile=False
+    model,
+    optimizer,
+    strategy,
+    loss_fn,
+    step,
+    jit_compile=False,
+    accumulate_batches=1,
 ):
-    """A `tf.function` of a batch iterator that trains on its next batch,
-    adds 1 to `step` and returns `(mean loss, target tokens, gradient norm)`.
+    """A `tf.function` of a batch iterator that makes one update from its
+    next `accumulate_batches` batches, adds 1 to `step` and returns
+    `(mean loss, target tokens, gradient norm)`.
 
     Args:
         model, optimizer: built under `strategy`'s scope.
-        loss_fn: the summed token cross-entropy (`reduction="sum"`).
-        step: the int64 step variable.
+        loss_fn: the summed token loss (`reduction="sum"`).
+        step: the int64 step variable (it counts updates).
         jit_compile: the forward and backward passes through XLA, on the
             padded logits (XLA needs static shapes).
+        accumulate_batches: k; the update is the gradient of the k batches'
+            summed loss over all their target tokens, which is the
+            gradient of one batch k times larger.
     """
     scaled = isinstance(optimizer, keras.optimizers.LossScaleOptimizer)
     variables = model.trainable_variables
@@ -48,14 +58,27 @@ def make_train_step(
         # Compiled once per batch shape; the optimizer update stays outside.
         loss_and_gradients = tf.function(loss_and_gradients, jit_compile=True)
 
-    def replica_step(batch):
-        (source, target_input), target_output = replica_shard(batch)
-        tokens = tf.reduce_sum(tf.cast(target_output != PAD_ID, tf.float32))
+    def replica_step(*batches):
+        shards = [replica_shard(batch) for batch in batches]
+        tokens = tf.add_n(
+            [
+                tf.reduce_sum(tf.cast(target_output != PAD_ID, tf.float32))
+                for _, target_output in shards
+            ]
+        )
         context = tf.distribute.get_replica_context()
         total_tokens = context.all_reduce("sum", tokens)
-        loss_sum, gradients = loss_and_gradients(
-            source, target_input, target_output, total_tokens
-        )
+        summed = [
+            loss_and_gradients(
+                source, target_input, target_output, total_tokens
+            )
+            for (source, target_input), target_output in shards
+        ]
+        loss_sum = tf.add_n([loss for loss, _ in summed])
+        gradients = [
+            _sum(parts)
+            for parts in zip(*(grads for _, grads in summed), strict=True)
+        ]
         norm = tf.linalg.global_norm(gradients)
         if scaled:
             norm /= tf.cast(optimizer.dynamic_scale, norm.dtype)
@@ -63,8 +86,8 @@ def make_train_step(
         return loss_sum, tokens, norm
 
     def train_step(iterator):
-        batch = next(iterator)
-        loss_sum, tokens, norm = strategy.run(replica_step, args=(batch,))
+        batches = tuple(next(iterator) for _ in range(accumulate_batches))
+        loss_sum, tokens, norm = strategy.run(replica_step, args=batches)
         loss_sum = strategy.reduce("sum", loss_sum, axis=None)
         tokens = strategy.reduce("sum", tokens, axis=None)
         # Before clipping; with several replicas, the mean of the norms of
@@ -74,3 +97,17 @@ def make_train_step(
         return loss_sum / tf.maximum(tokens, 1.0), tokens, norm
 
     return tf.function(train_step)
+
+
+def _sum(gradients):
+    """The sum of one variable's gradients from several batches (an
+    embedding's `IndexedSlices` stay sparse: their rows concatenated)."""
+    if len(gradients) == 1:
+        return gradients[0]
+    if all(isinstance(g, tf.IndexedSlices) for g in gradients):
+        return tf.IndexedSlices(
+            tf.concat([g.values for g in gradients], 0),
+            tf.concat([g.indices for g in gradients], 0),
+            gradients[0].dense_shape,
+        )
+    return tf.add_n([tf.convert_to_tensor(g) for g in gradients])

@@ -122,7 +122,10 @@ class Trainer:
             )
             if flags_text is not None:
                 write_atomically(self.paths.flags, flags_text)
-        self.steps_per_epoch = prepared.steps_per_epoch
+        # Updates per epoch: `accumulate_batches` batches make one.
+        self.steps_per_epoch = max(
+            prepared.steps_per_epoch // run.train.accumulate_batches, 1
+        )
         self.dataset = prepared.train
         self._build(run.train)
         self.valid = None
@@ -195,6 +198,7 @@ class Trainer:
             self.loss_fn,
             self.step,
             jit_compile=train.jit_compile,
+            accumulate_batches=train.accumulate_batches,
         )
 
     def _resume_from_checkpoint(self, train):
@@ -231,6 +235,11 @@ class Trainer:
             f"{self.model.count_params():,} parameters, {self.steps_per_epoch} "
             f"steps per epoch, {total_steps} steps in all, "
             f"{self.strategy.num_replicas_in_sync} replica(s)"
+            + (
+                f", {train.accumulate_batches} batches per step"
+                if train.accumulate_batches > 1
+                else ""
+            )
         )
         self.guard = DivergenceGuard(
             train.divergence_factor,
