@@ -29,6 +29,7 @@ CLIS = [
     "seq2seq_attn.demo",
     "seq2seq_attn.export.__main__",
     "seq2seq_attn.recipes",
+    "seq2seq_attn.average",
 ]
 
 

@@ -1,0 +1,106 @@
+"""Checkpoint averaging: the mean of the weights of a run's last N training
+checkpoints, written as a model directory of its own (as OpenNMT-tf's
+`average_checkpoints` and Marian's `--average` do; Vaswani et al. 2017,
+Sec. 6.1, average the last 5 or 20). The average often translates better
+than any one of the checkpoints it averages."""
+
+import json
+import shutil
+
+import numpy as np
+import tensorflow as tf
+
+from seq2seq_attn.config import RunConfig
+from seq2seq_attn.models.builder import build_model
+from seq2seq_attn.training.checkpoints import (
+    READ_ERRORS,
+    checkpoint_prefixes,
+    checkpoint_step,
+)
+from seq2seq_attn.training.layout import ModelDir
+
+
+def average_checkpoints(model_dir, output_dir, last=5, log=print):
+    """Writes the mean of the trainable weights of the newest `last`
+    training checkpoints of `model_dir` (its other weights, such as
+    dropout's random state, from the newest) to `output_dir`: the run's
+    config, vocabularies and flags, and the average as its `best/`
+    checkpoint, which `load_translator(output_dir)` reads.
+
+    Returns:
+        The prefixes averaged, newest first.
+
+    Raises:
+        ValueError: `last` below 1, no checkpoint, a checkpoint that does
+            not read (named), or an `output_dir` that is `model_dir` or
+            holds files already.
+    """
+    if last < 1:
+        raise ValueError(f"last must be >= 1, got {last}")
+    source, target = ModelDir(model_dir), ModelDir(output_dir)
+    if target.path.resolve() == source.path.resolve():
+        raise ValueError(f"{target.path}: is the model directory averaged")
+    if target.path.exists() and any(target.path.iterdir()):
+        raise ValueError(f"{target.path}: holds files already; name a new one")
+    run = RunConfig.load(source.path)
+    prefixes = checkpoint_prefixes(source.checkpoints)[:last]
+    if not prefixes:
+        raise ValueError(f"no training checkpoint in {source.checkpoints}")
+    if len(prefixes) < last:
+        log(
+            f"note: {source.checkpoints} keeps {len(prefixes)} checkpoint(s) "
+            f"(--keep_checkpoints), not {last}: averaging those"
+        )
+    model = build_model(run.model)
+    average = _mean_weights(model, prefixes)
+    for variable, value in zip(model.trainable_variables, average, strict=True):
+        variable.assign(value)
+    _write(source, target, run, model, checkpoint_step(prefixes[0]), prefixes)
+    log(
+        f"averaged {len(prefixes)} checkpoint(s) of {source.path} (steps "
+        f"{', '.join(str(checkpoint_step(p)) for p in prefixes)}) into "
+        f"{target.path}"
+    )
+    return prefixes
+
+
+def _mean_weights(model, prefixes):
+    """The mean of `model`'s trainable weights over `prefixes` (float64
+    sums); the model keeps the newest checkpoint's weights."""
+    checkpoint = tf.train.Checkpoint(model=model)
+    variables = model.trainable_variables
+    total = [np.zeros(v.shape, np.float64) for v in variables]
+    for prefix in reversed(prefixes):  # the newest last: it stays loaded
+        try:
+            status = checkpoint.restore(prefix).expect_partial()
+            status.assert_existing_objects_matched()
+        except (*READ_ERRORS, AssertionError) as error:
+            first = str(error).strip().splitlines()[0][:200]
+            raise ValueError(f"{prefix}: does not read ({first})") from None
+        for index, variable in enumerate(variables):
+            total[index] += variable.numpy().astype(np.float64)
+    return [
+        (value / len(prefixes)).astype(variable.numpy().dtype)
+        for value, variable in zip(total, variables, strict=True)
+    ]
+
+
+def _write(source, target, run, model, step, prefixes):
+    target.path.mkdir(parents=True, exist_ok=True)
+    shutil.copytree(source.vocab, target.vocab)
+    if source.flags.is_file():
+        shutil.copyfile(source.flags, target.flags)
+    run.save(target.path)
+    manager = tf.train.CheckpointManager(
+        tf.train.Checkpoint(
+            model=model, step=tf.Variable(step, dtype=tf.int64)
+        ),
+        str(target.best),
+        max_to_keep=1,
+        checkpoint_name="ckpt",
+    )
+    manager.save(checkpoint_number=step)
+    metrics = {"averaged": [str(p) for p in prefixes], "step": step}
+    (target.best / "metrics.json").write_text(
+        json.dumps(metrics, indent=2) + "\n"
+    )
