@@ -60,12 +60,7 @@ def make_train_step(
 
     def replica_step(*batches):
         shards = [replica_shard(batch) for batch in batches]
-        tokens = tf.add_n(
-            [
-                tf.reduce_sum(tf.cast(target_output != PAD_ID, tf.float32))
-                for _, target_output in shards
-            ]
-        )
+        tokens = _target_tokens(shards)
         context = tf.distribute.get_replica_context()
         total_tokens = context.all_reduce("sum", tokens)
         summed = [
@@ -97,6 +92,16 @@ def make_train_step(
         return loss_sum / tf.maximum(tokens, 1.0), tokens, norm
 
     return tf.function(train_step)
+
+
+def _target_tokens(batches):
+    """The target tokens (not <pad>) of teacher-forcing batches."""
+    return tf.add_n(
+        [
+            tf.reduce_sum(tf.cast(target_output != PAD_ID, tf.float32))
+            for _, target_output in batches
+        ]
+    )
 
 
 def _sum(gradients):

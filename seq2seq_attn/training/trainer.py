@@ -186,11 +186,7 @@ class Trainer:
         # validation's perplexity is the plain one.
         self.loss_fn = training_loss(train.label_smoothing)
         if train.label_smoothing:
-            self.log(
-                f"label smoothing {train.label_smoothing:g} in the training "
-                "loss (the bar's loss and ppl); validation perplexity "
-                "without it"
-            )
+            self.log(_SMOOTHING.format(train.label_smoothing))
         self._train_step = make_train_step(
             self.model,
             self.optimizer,
@@ -231,15 +227,8 @@ class Trainer:
             else tf.summary.create_noop_writer()
         )
         self.log(
-            f"training {self.run.model.architecture}: "
-            f"{self.model.count_params():,} parameters, {self.steps_per_epoch} "
-            f"steps per epoch, {total_steps} steps in all, "
-            f"{self.strategy.num_replicas_in_sync} replica(s)"
-            + (
-                f", {train.accumulate_batches} batches per step"
-                if train.accumulate_batches > 1
-                else ""
-            )
+            _plan(self.run, self.model, self.steps_per_epoch, total_steps)
+            + f", {self.strategy.num_replicas_in_sync} replica(s)"
         )
         self.guard = DivergenceGuard(
             train.divergence_factor,
@@ -364,3 +353,21 @@ class Trainer:
             )
             return True
         return False
+
+
+_SMOOTHING = (
+    "label smoothing {:g} in the training loss (the bar's loss and ppl); "
+    "validation perplexity without it"
+)
+
+
+def _plan(run, model, steps_per_epoch, total_steps):
+    """The line that says what is trained, and for how long."""
+    line = (
+        f"training {run.model.architecture}: {model.count_params():,} "
+        f"parameters, {steps_per_epoch} steps per epoch, {total_steps} steps "
+        "in all"
+    )
+    if run.train.accumulate_batches > 1:
+        return line + f", {run.train.accumulate_batches} batches per step"
+    return line
