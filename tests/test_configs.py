@@ -46,6 +46,23 @@ def test_flagfile_parses_names_its_source_and_builds(path):
     keras.backend.clear_session()
 
 
+PAPER_FLAGFILES = [
+    path for path in FLAGFILES if path.parent.name in ("bahdanau", "luong")
+]
+
+
+@pytest.mark.parametrize(
+    "path", PAPER_FLAGFILES, ids=lambda p: p.relative_to(CONFIGS).as_posix()
+)
+def test_paper_recipes_leave_the_modern_features_off_and_say_so(path):
+    run = run_config_from_flagfile(path)
+    assert run.train.label_smoothing == 0.0
+    assert run.train.accumulate_batches == 1
+    assert "Not in the paper, so left at their defaults (off)" in (
+        path.read_text()
+    )
+
+
 def test_bahdanau_recipe_values():
     run = run_config_from_flagfile(CONFIGS / "bahdanau" / "rnnsearch50.flags")
     assert (run.train.optimizer, run.train.rho, run.train.epsilon) == (
