@@ -90,15 +90,17 @@ def generate(
     order = tf.argsort(lengths, stable=True)
     size = config.batch_size
     chunks = (tf.shape(source)[0] + size - 1) // size
+    # Each output's dtype and chunk shape: rows, then inner dimensions,
+    # None where they differ between chunks.
     outputs = {
-        "texts": (tf.string, [0, nbest]),
-        "scores": (tf.float32, [0, nbest]),
+        "texts": (tf.string, [None, nbest]),
+        "scores": (tf.float32, [None, nbest]),
     }
     if details:
         outputs.update(
-            tokens=(tf.int32, [0, nbest, 0]),
-            lengths=(tf.int32, [0, nbest]),
-            alignments=(tf.float32, [0, 0, 0]),
+            tokens=(tf.int32, [None, nbest, None]),
+            lengths=(tf.int32, [None, nbest]),
+            alignments=(tf.float32, [None, None, None]),
         )
 
     def search_chunk(index, arrays):
@@ -113,19 +115,19 @@ def generate(
         }
 
     arrays = {
-        name: tf.TensorArray(dtype, size=chunks, infer_shape=False)
-        for name, (dtype, _) in outputs.items()
+        name: tf.TensorArray(
+            dtype, size=chunks, infer_shape=False, element_shape=shape
+        )
+        for name, (dtype, shape) in outputs.items()
     }
     _, arrays = tf.while_loop(
         lambda index, _: index < chunks, search_chunk, (tf.constant(0), arrays)
     )
     back = tf.math.invert_permutation(order)
     results = {
-        name: tf.gather(_padded_concat(array, chunks, outputs[name][1]), back)
+        name: tf.gather(_concat(array, chunks, outputs[name][1]), back)
         for name, array in arrays.items()
     }
-    results["texts"].set_shape([None, nbest])
-    results["scores"].set_shape([None, nbest])
     results.update(source_ids=source, input_tokens=input_tokens, cut=cut)
     return results
 
@@ -145,11 +147,14 @@ def _search_rows(form, target_tokenizer, config, source):
     )
 
 
-def _padded_concat(array, size, empty_shape):
-    """The `size` elements of a `TensorArray`, each [b_i, ...] with inner
-    dimensions that differ between elements, concatenated along the rows
-    and zero-padded (the empty string for strings) to the largest, and to
-    at least `empty_shape` (the shape when there are none)."""
+def _concat(array, size, shape):
+    """The `size` elements of a `TensorArray` of chunks of `shape` (None
+    where chunks differ), concatenated along the rows; where an inner
+    dimension differs, each chunk is zero-padded (the empty string for
+    strings) to the widest. No chunk at all gives no rows."""
+    if None not in shape[1:]:
+        return array.concat()
+    empty_shape = [0 if n is None else n for n in shape]
 
     def measure(index, widest):
         return index + 1, tf.maximum(widest, tf.shape(array.read(index)))
