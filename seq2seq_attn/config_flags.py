@@ -72,13 +72,6 @@ def define_config_flags(sections, module, skip=None, only=None):
     return defined
 
 
-def config_from_flags(kind, names, values=None):
-    """`kind(**fields)`: the fields `names` from their flags, then `values`
-    over them."""
-    fields = {name: flags.FLAGS[name].value for name in names}
-    return kind(**{**fields, **(values or {})})
-
-
 def resolve_corpus(data_values):
     """Lets `--corpus`'s default (multi30k) give way to training files or a
     TFDS dataset in `data_values` (the data flags' values, changed in
