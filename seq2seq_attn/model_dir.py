@@ -5,7 +5,6 @@ This module sits above `decoding/` and `export/`: it builds what they take
 from the files training wrote, so that every import arrow points down.
 """
 
-import json
 import os
 import sys
 
@@ -86,7 +85,7 @@ def load_trained(model_dir, checkpoint="best", precision="float32"):
     target = load_tokenizer(paths.vocab_dir("target"))
     source.check_vocab_size(run.model.source_vocab_size, "source")
     target.check_vocab_size(run.model.target_vocab_size, "target")
-    check_vocab_checksums(paths, {"source": source, "target": target})
+    paths.check_vocab_checksums({"source": source, "target": target})
     model = build_with_precision(run.model, precision)
     try:
         # Every weight of the model must come from the checkpoint (a
@@ -105,33 +104,6 @@ def load_trained(model_dir, checkpoint="best", precision="float32"):
             f"LSTM weights): {str(error).splitlines()[0]}"
         ) from error
     return run, model, source, target
-
-
-def check_vocab_checksums(paths, tokenizers):
-    """Refuses a tokenizer whose files are not those the model was trained
-    with (`vocab/checksums.json`; a model directory written before it has
-    none, and is not checked), naming the file: source and target swapped,
-    or a vocabulary rebuilt in place."""
-    if not paths.vocab_checksums.is_file():
-        return
-    try:
-        recorded = json.loads(paths.vocab_checksums.read_text())
-    except (UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise ValueError(
-            f"{paths.vocab_checksums}: damaged ({error})"
-        ) from None
-    for side, tokenizer in tokenizers.items():
-        found = tokenizer.fingerprint()
-        if found == recorded.get(side):
-            continue
-        other = {"source": "target", "target": "source"}[side]
-        swapped = found == recorded.get(other)
-        raise ValueError(
-            f"{tokenizer.files()[0]}: not the {side} vocabulary this model "
-            f"was trained with (its sha256 is not the one in "
-            f"{paths.vocab_checksums}"
-            + (f"; it is the {other} vocabulary: swapped?)" if swapped else ")")
-        )
 
 
 def _warn(line):

@@ -57,6 +57,37 @@ class ModelDir:
             self.vocab_checksums, json.dumps(checksums, indent=2) + "\n"
         )
 
+    def check_vocab_checksums(self, tokenizers):
+        """Refuses a tokenizer of `tokenizers` (`{side: tokenizer}`) whose
+        files are not those the model was trained with (a model directory
+        written before `vocab/checksums.json` has none, and is not
+        checked), naming the file: source and target swapped, or a
+        vocabulary rebuilt in place."""
+        if not self.vocab_checksums.is_file():
+            return
+        try:
+            recorded = json.loads(self.vocab_checksums.read_text())
+        except (UnicodeDecodeError, json.JSONDecodeError) as error:
+            raise ValueError(
+                f"{self.vocab_checksums}: damaged ({error})"
+            ) from None
+        for side, tokenizer in tokenizers.items():
+            found = tokenizer.fingerprint()
+            if found == recorded.get(side):
+                continue
+            other = {"source": "target", "target": "source"}[side]
+            swapped = found == recorded.get(other)
+            raise ValueError(
+                f"{tokenizer.files()[0]}: not the {side} vocabulary this "
+                f"model was trained with (its sha256 is not the one in "
+                f"{self.vocab_checksums}"
+                + (
+                    f"; it is the {other} vocabulary: swapped?)"
+                    if swapped
+                    else ")"
+                )
+            )
+
     def vocab_dir(self, side):
         """`vocab/source` or `vocab/target`."""
         return self.vocab / side
