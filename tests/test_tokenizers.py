@@ -244,6 +244,18 @@ def test_tokenizers_made_one_after_another_keep_their_own_vocabulary(tmp_path):
         assert tokenizer.tokenize([word]).to_list() == [[4]], word
 
 
+def _python(code):
+    """The lines `code` prints in a new interpreter (which must succeed)."""
+    result = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    return result.stdout.strip().splitlines()
+
+
 def _table_names(export_path):
     from tensorflow.core.protobuf import saved_model_pb2
 
@@ -287,15 +299,8 @@ def test_saved_model_carries_vocabulary_as_asset(tmp_path, multi30k_tok):
         print(ids.numpy().tolist())
         """
     )
-    result = subprocess.run(
-        [sys.executable, "-c", code],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert result.returncode == 0, result.stderr[-2000:]
     expected = tokenizer.tokenize(["ein hund läuft."]).to_list()
-    assert result.stdout.strip().splitlines()[-1] == str(expected)
+    assert _python(code)[-1] == str(expected)
 
 
 _EXPORT_ONE_VOCABULARY = """
@@ -361,13 +366,6 @@ def test_exports_of_two_processes_keep_their_vocabularies_in_one(tmp_path):
         print(answers)
         """
     )
-    result = subprocess.run(
-        [sys.executable, "-c", code],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert result.returncode == 0, result.stderr[-2000:]
-    eager, session = result.stdout.strip().splitlines()[-2:]
+    eager, session = _python(code)[-2:]
     assert eager == "[[[4, 6]], [[6, 4]]]"
     assert session == "[[[4, 6]], [[4, 6]], [[6, 4]], [[6, 4]]]"
