@@ -11,7 +11,9 @@ over the whole corpus, read as the trainer reads it (a pre-pass over the
 files, then the sampled lines only) and built by the trainer's own function.
 Its flags are the train CLI's data flags (names, defaults and help; the
 older `--source_file`, `--target_file`, `--tsv_file` and `--sample_lines`
-still work), and `--vocab_size` sets both sides. Prints what was read and
+still work), and `--vocab_size` sets both sides; `--joint_vocab` builds one
+vocabulary from both sides' text and writes it as both (what
+`--tie_embeddings=all` trains with). Prints what was read and
 the <unk> rate on the validation pairs (of a named corpus, a TFDS dataset,
 or `--valid_source_file`/`--valid_target_file`).
 """
@@ -50,6 +52,7 @@ VOCABULARY_FIELDS = (
     "tokenizer",
     "source_vocab_size",
     "target_vocab_size",
+    "joint_vocab",
     "lowercase",
     "split_punctuation",
     "vocab_sample_lines",

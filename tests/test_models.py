@@ -52,6 +52,21 @@ CONFIGS = {
         architecture="rnnencdec", encoder_units=5, dropout=0.3, **SMALL
     ),
     "luong-base": _luong("none", "global", False),
+    # Not the papers': the output projection is the target embedding, and
+    # with "all" the source embedding too (one vocabulary).
+    "rnnsearch-tied": ModelConfig(
+        architecture="rnnsearch",
+        tie_embeddings="target",
+        **{**SMALL, "maxout_units": 8},
+    ),
+    "luong-tied-all": _luong(
+        "general",
+        "local-p",
+        True,
+        tie_embeddings="all",
+        hidden_units=8,
+        source_vocab_size=VOCAB + 2,
+    ),
 }
 for _score, _mode, _feeding in itertools.product(
     ("dot", "general", "concat", "location"),
@@ -68,6 +83,8 @@ FAMILIES = [
     "rnnsearch-split-dropout",
     "luong-base",
     "luong-general-local-p-feed",
+    "rnnsearch-tied",
+    "luong-tied-all",
 ]
 
 

@@ -4,6 +4,7 @@ import json
 import os
 import pathlib
 import re
+import shutil
 import signal
 import socket
 import subprocess
@@ -687,3 +688,109 @@ def test_label_smoothing_trains_and_is_recorded(text_files, tmp_path):
     config = json.loads((model_dir / "config.json").read_text())
     assert config["train"]["label_smoothing"] == 0.1
     assert sorted(_losses(model_dir)) == [1, 2]
+
+
+def test_a_joint_vocabulary_trains_all_tied_weights_and_translates(
+    text_files, tmp_path
+):
+    # build_vocab --joint_vocab: one vocabulary from both sides, written as
+    # both; a run that ties all three matrices trains on it, and a fresh
+    # process loads the model tied and translates.
+    vocab = tmp_path / "joint"
+    _run(
+        [
+            sys.executable,
+            "-m",
+            "seq2seq_attn.build_vocab",
+            "--corpus=",
+            *text_files[:2],
+            "--tokenizer=word",
+            "--vocab_size=600",
+            "--joint_vocab",
+            f"--output_dir={vocab}",
+        ]
+    )
+    source, target = (
+        (vocab / side / "vocab.txt").read_text().splitlines()
+        for side in ("source", "target")
+    )
+    assert source == target
+    assert {"a", "ein", "man", "mann"} <= set(source)
+    model_dir = tmp_path / "tied"
+    tied = ["--tie_embeddings=all", "--max_steps=2"]
+    _run(_command(model_dir, *text_files, f"--vocab_dir={vocab}", *tied))
+    config = json.loads((model_dir / "config.json").read_text())
+    assert config["model"]["tie_embeddings"] == "all"
+    sentences = tmp_path / "sentences.en"
+    sentences.write_text("a man .\ntwo dogs .\n")
+    translated = _run(
+        [
+            sys.executable,
+            "-m",
+            "seq2seq_attn.translate",
+            f"--model_dir={model_dir}",
+            f"--input={sentences}",
+            "--beam_size=2",
+        ]
+    )
+    assert len(translated.stdout.splitlines()) == 2
+    from seq2seq_attn.export.ops import disallowed_ops
+
+    export_dir = tmp_path / "export"
+    _run(
+        [
+            sys.executable,
+            "-m",
+            "seq2seq_attn.export",
+            f"--model_dir={model_dir}",
+            f"--export_dir={export_dir}",
+            "--beam_size=2",
+        ]
+    )
+    assert disallowed_ops(export_dir / "1") == []
+
+    quiet = _env()
+    del quiet["TF_CPP_MIN_LOG_LEVEL"]
+    refused = _attempt(
+        _command(tmp_path / "separate", *text_files, *tied), env=quiet
+    )
+    assert refused.returncode == 2
+    assert refused.stderr.strip().splitlines() == [
+        "error: model: tie_embeddings=all shares one embedding between the "
+        "sides, so both need one vocabulary: add --joint_vocab (or a joint "
+        "--vocab_dir from build_vocab --joint_vocab)"
+    ]
+    separate = tmp_path / "separate_vocab"
+    shutil.copytree(vocab, separate)
+    reordered = target[:4] + target[:3:-1]  # the reserved ids stay first
+    (separate / "target" / "vocab.txt").write_text("\n".join(reordered) + "\n")
+    refused = _attempt(
+        _command(
+            tmp_path / "separate", *text_files, *tied, f"--vocab_dir={separate}"
+        ),
+        env=quiet,
+    )
+    assert refused.returncode == 2
+    assert refused.stderr.strip().splitlines() == [
+        "error: model: tie_embeddings=all shares one embedding between the "
+        "sides, but the vocabularies of "
+        f"{tmp_path / 'separate/vocab/source'} and "
+        f"{tmp_path / 'separate/vocab/target'} differ: build one joint "
+        "vocabulary (--joint_vocab)"
+    ]
+    unequal = _attempt(
+        _command(
+            tmp_path / "unequal",
+            *text_files,
+            "--joint_vocab",
+            "--target_vocab_size=400",
+        ),
+        env=quiet,
+    )
+    assert unequal.returncode == 2
+    assert unequal.stderr.strip().splitlines() == [
+        "error: data: joint_vocab builds one vocabulary for both sides: "
+        "source_vocab_size (500) and target_vocab_size (400) must be equal"
+    ]
+    for name in ("separate", "unequal"):
+        assert not (tmp_path / name).exists()

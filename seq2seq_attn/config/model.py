@@ -9,6 +9,7 @@ ARCHITECTURES = ("rnnsearch", "rnnencdec", "luong")
 SCORES = ("dot", "general", "concat", "location", "none")
 MODES = ("global", "local-m", "local-p")
 INITIALIZERS = ("bahdanau", "luong", "glorot")
+TIES = ("none", "target", "all")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -45,6 +46,11 @@ class ModelConfig:
         initializer: "bahdanau" (B.1), "luong" (uniform, Sec. 4.1) or
             "glorot" (Keras defaults).
         init_scale: the range of the "luong" uniform initializer (0.1).
+        tie_embeddings: "none" (as both papers), "target" (the output
+            projection is the target embedding: W_s = E for luong, W_o = E
+            for the deep output; needs embedding_dim equal to hidden_units,
+            or to maxout_units), or "all" (the source embedding is that
+            same matrix too: one joint vocabulary, `--joint_vocab`).
     """
 
     architecture: str = "rnnsearch"
@@ -66,6 +72,7 @@ class ModelConfig:
     dropout: float = 0.0
     initializer: str = "bahdanau"
     init_scale: float = 0.1
+    tie_embeddings: str = "none"
 
     def __post_init__(self):
         def check(condition, message):
@@ -90,6 +97,11 @@ class ModelConfig:
             self.initializer in INITIALIZERS,
             f"initializer must be one of {INITIALIZERS}, "
             f"got {self.initializer!r}",
+        )
+        check(
+            self.tie_embeddings in TIES,
+            f"tie_embeddings must be one of {TIES}, "
+            f"got {self.tie_embeddings!r}",
         )
         for name in (
             "source_vocab_size",
@@ -121,6 +133,7 @@ class ModelConfig:
         )
         check(self.source_vocab_size > 4, "source_vocab_size must exceed 4")
         check(self.target_vocab_size > 4, "target_vocab_size must exceed 4")
+        self._check_tie(check)
         check(self.window >= 0, f"window must be >= 0, got {self.window}")
         check(
             0.0 <= self.dropout < 1.0,
@@ -137,6 +150,31 @@ class ModelConfig:
                 and self.input_feeding
             ),
             "input_feeding needs attention: set score or input_feeding=False",
+        )
+
+    def _check_tie(self, check):
+        if self.tie_embeddings == "none":
+            return
+        luong = self.architecture == "luong"
+        width, name = (
+            (self.hidden_units, "hidden_units")
+            if luong
+            else (self.maxout_units, "maxout_units")
+        )
+        check(
+            self.embedding_dim == width,
+            f"tie_embeddings={self.tie_embeddings} projects the "
+            f"{'attentional vector' if luong else 'maxout layer'} "
+            f"({name}={width}) through the target embedding: embedding_dim "
+            f"({self.embedding_dim}) must equal it",
+        )
+        check(
+            self.tie_embeddings != "all"
+            or self.source_vocab_size == self.target_vocab_size,
+            "tie_embeddings=all shares one embedding between the sides: "
+            f"source_vocab_size ({self.source_vocab_size}) must equal "
+            f"target_vocab_size ({self.target_vocab_size}); build one joint "
+            "vocabulary (--joint_vocab)",
         )
 
     @property

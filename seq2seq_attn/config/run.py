@@ -106,6 +106,9 @@ class DataConfig:
             raw text).
         source_vocab_size, target_vocab_size: entries, reserved included
             (30,000 in Bahdanau 4.1, 50,000 in Luong 4.1).
+        joint_vocab: build one vocabulary from both sides' text (the two
+            sizes equal), used as the source and the target vocabulary;
+            what tie_embeddings="all" needs.
         lowercase: lowercase (word, wordpiece) or case-fold
             (sentencepiece).
         split_punctuation: word only: also split words at punctuation and
@@ -156,6 +159,7 @@ class DataConfig:
     tokenizer: str = "sentencepiece"
     source_vocab_size: int = 30000
     target_vocab_size: int = 30000
+    joint_vocab: bool = False
     lowercase: bool = False
     split_punctuation: bool = False
     vocab_dir: str | None = resumable(None)
@@ -192,6 +196,13 @@ class DataConfig:
             self.tokenizer == "word" or not self.split_punctuation,
             f"data: split_punctuation is a word tokenizer option; "
             f"{self.tokenizer} splits punctuation itself",
+        )
+        _check(
+            not self.joint_vocab
+            or self.source_vocab_size == self.target_vocab_size,
+            "data: joint_vocab builds one vocabulary for both sides: "
+            f"source_vocab_size ({self.source_vocab_size}) and "
+            f"target_vocab_size ({self.target_vocab_size}) must be equal",
         )
         _check(self.batch_size > 0, "data: batch_size must be positive")
         _check(self.sort_window > 0, "data: sort_window must be positive")
@@ -344,6 +355,14 @@ class RunConfig:
             "train: jit_compile needs bucket_width (--bucket_width=10, say): "
             "XLA compiles the training step once per batch shape, and "
             "buckets pad the batches to a few shapes",
+        )
+        _check(
+            self.model.tie_embeddings != "all"
+            or self.data.joint_vocab
+            or self.data.vocab_dir,
+            "model: tie_embeddings=all shares one embedding between the "
+            "sides, so both need one vocabulary: add --joint_vocab (or a "
+            "joint --vocab_dir from build_vocab --joint_vocab)",
         )
 
     def differences(self, other):

@@ -220,10 +220,9 @@ def batching_options(data, pad_to_bucket_boundary=False, num_workers=1):
 
 def build_vocabularies(data, vocab_dir, sample, log=print):
     """Builds and saves `vocab_dir/source` and `vocab_dir/target` from
-    `sample` (two lists of sentences) as `data` says (kind, sizes, case);
+    `sample` (two lists of sentences) as `data` says (kind, sizes, case;
+    with `joint_vocab` one vocabulary from both lists, saved as both);
     returns the two tokenizers."""
-    tokenizers = {}
-    sizes = {"source": data.source_vocab_size, "target": data.target_vocab_size}
     for side, texts in zip(("source", "target"), sample, strict=True):
         if not any(text.strip() for text in texts):
             raise ValueError(
@@ -231,22 +230,60 @@ def build_vocabularies(data, vocab_dir, sample, log=print):
                 f"from: its {len(texts):,} sampled lines are all empty or "
                 "blank"
             )
-        started = time.perf_counter()
-        tokenizers[side] = build_tokenizer(
-            data.tokenizer,
-            texts,
-            pathlib.Path(vocab_dir) / side,
-            sizes[side],
-            lowercase=data.lowercase,
-            seed=0,
-            split_punctuation=data.split_punctuation,
+    vocab_dir = pathlib.Path(vocab_dir)
+    if data.joint_vocab:
+        joint = _build_vocabulary(
+            data,
+            "joint",
+            [*sample[0], *sample[1]],
+            vocab_dir / "source",
+            data.source_vocab_size,
+            log,
         )
-        log(
-            f"built the {side} {data.tokenizer} vocabulary from "
-            f"{len(texts):,} sentences: {tokenizers[side].vocab_size} "
-            f"entries [{time.perf_counter() - started:.0f} s]"
+        joint.save(vocab_dir / "target")
+        return joint, load_tokenizer(vocab_dir / "target")
+    return tuple(
+        _build_vocabulary(data, side, texts, vocab_dir / side, size, log)
+        for side, texts, size in zip(
+            ("source", "target"),
+            sample,
+            (data.source_vocab_size, data.target_vocab_size),
+            strict=True,
         )
-    return tokenizers["source"], tokenizers["target"]
+    )
+
+
+def check_joint_vocabulary(tie_embeddings, source_tokenizer, target_tokenizer):
+    """Refuses tie_embeddings="all" (one embedding for both sides) unless
+    the two vocabularies are one (`joint_vocab`, or a joint `vocab_dir`)."""
+    if tie_embeddings == "all" and (
+        source_tokenizer.fingerprint() != target_tokenizer.fingerprint()
+    ):
+        raise ValueError(
+            "model: tie_embeddings=all shares one embedding between the "
+            f"sides, but the vocabularies of {source_tokenizer.directory} "
+            f"and {target_tokenizer.directory} differ: build one joint "
+            "vocabulary (--joint_vocab)"
+        )
+
+
+def _build_vocabulary(data, side, texts, directory, size, log):
+    started = time.perf_counter()
+    tokenizer = build_tokenizer(
+        data.tokenizer,
+        texts,
+        directory,
+        size,
+        lowercase=data.lowercase,
+        seed=0,
+        split_punctuation=data.split_punctuation,
+    )
+    log(
+        f"built the {side} {data.tokenizer} vocabulary from "
+        f"{len(texts):,} sentences: {tokenizer.vocab_size} "
+        f"entries [{time.perf_counter() - started:.0f} s]"
+    )
+    return tokenizer
 
 
 def _sample(text, size, pairs, log):

@@ -13,6 +13,7 @@ from seq2seq_attn.layers.masking import (
     masked_softmax,
 )
 from seq2seq_attn.layers.maxout_deep_output import MaxoutDeepOutput
+from seq2seq_attn.layers.tied_embedding import TiedEmbedding
 from seq2seq_attn.layers.vocabulary_projection import VocabularyProjection
 
 __all__ = [
@@ -27,6 +28,7 @@ __all__ = [
     "RealPositions",
     "ReverseSequence",
     "StackedLSTM",
+    "TiedEmbedding",
     "VocabularyProjection",
     "masked_softmax",
 ]

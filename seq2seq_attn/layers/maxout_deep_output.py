@@ -22,7 +22,9 @@ class MaxoutDeepOutput(keras.layers.Layer):
 
     Args:
         units: l, the size of the maxout layer (500 in A.2.3).
-        vocab_size: K_y, the number of target words.
+        vocab_size: K_y, the number of target words; None leaves W_o out
+            (a tied model projects t_i through its target embedding,
+            `TiedEmbedding`), and the layer returns t_i [..., units].
         pool_size: how many pre-activations each maxout unit takes (2).
         kernel_initializer: initializer of U_o, V_o, C_o and W_o (B.1 uses
             N(0, 0.01^2)).
@@ -75,6 +77,8 @@ class MaxoutDeepOutput(keras.layers.Layer):
             shape=(width,),
             initializer=self.bias_initializer,
         )
+        if self.vocab_size is None:
+            return
         self.output_kernel = self._kernel(
             "output_kernel", (self.units, self.vocab_size)
         )
@@ -106,8 +110,10 @@ class MaxoutDeepOutput(keras.layers.Layer):
 
     def logits(self, state, previous_embedding, projected_context):
         """float32 logits [..., vocab_size] from s_{i-1}, E y_{i-1} and
-        C_o c_i (`project_context`)."""
+        C_o c_i (`project_context`); t_i where `vocab_size` is None."""
         hidden = self.maxout(state, previous_embedding, projected_context)
+        if self.vocab_size is None:
+            return hidden
         logits = ops.matmul(hidden, self.output_kernel) + self.output_bias
         return ops.cast(logits, "float32")
 
@@ -117,6 +123,9 @@ class MaxoutDeepOutput(keras.layers.Layer):
         )
 
     def compute_output_spec(self, state, previous_embedding, context):
+        if self.vocab_size is None:
+            shape = tuple(state.shape[:-1]) + (self.units,)
+            return keras.KerasTensor(shape, dtype=self.compute_dtype)
         shape = tuple(state.shape[:-1]) + (self.vocab_size,)
         return keras.KerasTensor(shape, dtype="float32")
 

@@ -69,8 +69,11 @@ def family_of(model):
 
 
 def named_layers(model):
-    """The model's top-level layers by name."""
-    return {layer.name: layer for layer in model.layers}
+    """The model's top-level layers by name (a model whose embeddings are
+    all tied has one, `target_embedding`, that is `source_embedding` too)."""
+    layers = {layer.name: layer for layer in model.layers}
+    layers.setdefault("source_embedding", layers["target_embedding"])
+    return layers
 
 
 def alignment_model(model):

@@ -17,7 +17,9 @@ from seq2seq_attn.layers.vocabulary_projection import VocabularyProjection
 from seq2seq_attn.models.encoded import Encoded
 from seq2seq_attn.models.shared_layers import (
     input_layers,
+    is_tied,
     real_target_positions,
+    tied_logits,
 )
 
 
@@ -58,17 +60,25 @@ def create_layers(config):
             name="decoder",
             **recurrent,
         ),
-        "output_projection": VocabularyProjection(
+    }
+    if config.tie_embeddings == "none":
+        layers["output_projection"] = VocabularyProjection(
             config.target_vocab_size,
             kernel_initializer=init["kernel"],
             bias_initializer=init["bias"],
             name="output_projection",
-        ),
-    }
+        )
     if config.reverse_source:
         layers["source_reversal"] = ReverseSequence(name="source_reversal")
         layers["memory_reversal"] = ReverseSequence(name="memory_reversal")
     return layers
+
+
+def _logits(layers, attentional):
+    """softmax(W_s h~_t)'s logits (Eq. 6); W_s = E where tied."""
+    if is_tied(layers):
+        return tied_logits(layers, attentional)
+    return layers["output_projection"](attentional)
 
 
 def _encode(layers, source_ids, training=None):
@@ -103,7 +113,7 @@ def connect(layers, source_ids, target_input_ids, packed=False):
         attentional, alignments = outputs, None
     if packed:
         (attentional,) = real_target_positions(target_input_ids, attentional)
-    logits = layers["output_projection"](attentional)
+    logits = _logits(layers, attentional)
     return logits, alignments
 
 
@@ -129,7 +139,7 @@ def step(layers, token_ids, position, state, encoded):
         encoded.rows.get("keys"),
         encoded.rows["memory_mask"],
     )
-    logits = layers["output_projection"](attentional)
+    logits = _logits(layers, attentional)
     if alignment is None:
         alignment = keras.ops.zeros(
             keras.ops.shape(encoded.rows["memory_mask"]), dtype=logits.dtype

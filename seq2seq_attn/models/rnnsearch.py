@@ -20,7 +20,9 @@ from seq2seq_attn.layers.maxout_deep_output import MaxoutDeepOutput
 from seq2seq_attn.models.encoded import Encoded
 from seq2seq_attn.models.shared_layers import (
     input_layers,
+    is_tied,
     real_target_positions,
+    tied_logits,
 )
 
 
@@ -49,7 +51,12 @@ def create_layers(config):
         ),
         "deep_output": MaxoutDeepOutput(
             config.maxout_units,
-            config.target_vocab_size,
+            # W_o is the target embedding where tied.
+            (
+                config.target_vocab_size
+                if config.tie_embeddings == "none"
+                else None
+            ),
             pool_size=config.maxout_pool_size,
             kernel_initializer=init["kernel"],
             bias_initializer=init["bias"],
@@ -64,6 +71,11 @@ def create_layers(config):
 def _dropped(layers, tensor):
     """`tensor` through the training-time dropout, if the model has one."""
     return layers["dropout"](tensor) if "dropout" in layers else tensor
+
+
+def _logits(layers, deep_output):
+    """W_o t_i (A.2.2): the deep output's own, or E t_i where tied."""
+    return tied_logits(layers, deep_output) if is_tied(layers) else deep_output
 
 
 def _memory_and_summary(layers, source_embedding, source_mask):
@@ -97,7 +109,7 @@ def connect(layers, source_ids, target_input_ids, packed=False):
         deep_output_inputs = real_target_positions(
             target_input_ids, *deep_output_inputs
         )
-    logits = layers["deep_output"](*deep_output_inputs)
+    logits = _logits(layers, layers["deep_output"](*deep_output_inputs))
     alignments = outputs[2] if len(outputs) == 3 else None
     return logits, alignments
 
@@ -150,7 +162,10 @@ def step(layers, token_ids, position, state, encoded):
         keys=encoded.rows.get("keys"),
         sentence=encoded.rows.get("sentence"),
     )
-    logits = layers["deep_output"].logits(
-        previous_state, embedding, context_product
+    logits = _logits(
+        layers,
+        layers["deep_output"].logits(
+            previous_state, embedding, context_product
+        ),
     )
     return logits, alignment, (new_state,)

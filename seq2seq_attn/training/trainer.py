@@ -16,7 +16,10 @@ import keras
 import tensorflow as tf
 
 from seq2seq_attn.config.run import write_atomically
-from seq2seq_attn.data.training_data import training_data
+from seq2seq_attn.data.training_data import (
+    check_joint_vocabulary,
+    training_data,
+)
 from seq2seq_attn.models.builder import build_model
 from seq2seq_attn.training.checkpoints import (
     TrainingCheckpoints,
@@ -110,6 +113,11 @@ class Trainer:
             check_data_identity(self.paths.data_identity, prepared.identity)
         self.source_tokenizer = prepared.source_tokenizer
         self.target_tokenizer = prepared.target_tokenizer
+        check_joint_vocabulary(
+            run.model.tie_embeddings,
+            self.source_tokenizer,
+            self.target_tokenizer,
+        )
         model_config = run.model.replace(
             source_vocab_size=self.source_tokenizer.vocab_size,
             target_vocab_size=self.target_tokenizer.vocab_size,
