@@ -121,8 +121,9 @@ def load_translator(
         checkpoint: "best", "latest" or a checkpoint path (`load_trained`).
         precision: "float32", "bfloat16" or "float16".
         **options: for `Translator`: search options (`beam_size=5`, `nbest`,
-            `scoring`, `max_length_a`, `max_length_b`, `max_input_tokens`,
-            `batch_size`), or `replace_unk` and `dictionary`.
+            `scoring`, `max_length_a`, `max_length_b`, `no_repeat_ngram_size`,
+            `max_input_tokens`, `batch_size`), or `replace_unk` and
+            `dictionary`.
 
     Example:
         translator = seq2seq_attn.load_translator("runs/quickstart")

@@ -34,6 +34,12 @@ flags.DEFINE_float(
     "max_length_b", _SEARCH.max_length_b, "Output limit: a * |x| + b tokens."
 )
 flags.DEFINE_integer(
+    "no_repeat_ngram_size",
+    _SEARCH.no_repeat_ngram_size,
+    "Never write a token that repeats an n-gram of the same output "
+    "(n > 0; 0: off).",
+)
+flags.DEFINE_integer(
     "max_input_tokens",
     _SEARCH.max_input_tokens,
     "Cut longer inputs to this many tokens (0: no limit).",
@@ -60,6 +66,7 @@ def search_config_from_flags(command):
         scoring=Scoring(FLAGS.length_penalty, FLAGS.alpha, FLAGS.beta),
         max_length_a=FLAGS.max_length_a,
         max_length_b=FLAGS.max_length_b,
+        no_repeat_ngram_size=FLAGS.no_repeat_ngram_size,
         max_input_tokens=FLAGS.max_input_tokens or None,
         batch_size=FLAGS.batch_size,
     )

@@ -11,6 +11,8 @@ COMMAND_DEFAULTS = {"translate": {}, "evaluate": {}, "export": {"nbest": 5}}
 # The largest output limit a * |x| + b may ask for.
 MAX_LENGTH_A = 1000
 MAX_LENGTH_B = 1_000_000
+# The longest n-gram the repetition block compares (one op per token of it).
+MAX_NGRAM = 10
 
 
 @dataclasses.dataclass(frozen=True)
@@ -23,6 +25,9 @@ class SearchConfig:
         scoring: a `Scoring` (length normalisation, coverage penalty).
         max_length_a, max_length_b: the output limit, ceil(a * |x| + b)
             tokens with </s> (a at most 1,000, b from 1 to 1,000,000).
+        no_repeat_ngram_size: n > 0: no hypothesis writes a token that
+            repeats one of its own n-grams (a guard against loops; 0: off,
+            as in the papers).
         max_input_tokens: longer inputs are cut to this many tokens (None:
             no limit); the default keeps a stray long line from taking
             gigabytes.
@@ -35,6 +40,7 @@ class SearchConfig:
     scoring: Scoring = Scoring()
     max_length_a: float = 1.5
     max_length_b: float = 5
+    no_repeat_ngram_size: int = 0
     max_input_tokens: int | None = 100
     batch_size: int = 64
 
@@ -57,6 +63,11 @@ class SearchConfig:
             raise ValueError(
                 f"max_length_b must be a number in [1, {MAX_LENGTH_B:,}], "
                 f"got {self.max_length_b}"
+            )
+        if not 0 <= self.no_repeat_ngram_size <= MAX_NGRAM:
+            raise ValueError(
+                f"no_repeat_ngram_size must be in [0, {MAX_NGRAM}] (0: off), "
+                f"got {self.no_repeat_ngram_size}"
             )
         if self.max_input_tokens is not None and self.max_input_tokens < 1:
             raise ValueError(

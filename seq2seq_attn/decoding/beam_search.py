@@ -11,7 +11,10 @@ length of the histories.
 A hypothesis that emits </s> is finished and frozen: it keeps its score and
 its slot, and competes with the live ones under the same `Scoring`. The
 search stops when every hypothesis is finished, or at the maximum length
-`ceil(a * source length + b)`, where </s> is forced.
+`ceil(a * source length + b)`, where </s> is forced. With
+`no_repeat_ngram_size` n, each hypothesis also carries the tokens it wrote
+(reordered with it at every step), and no hypothesis writes a token that
+would repeat one of its own n-grams.
 """
 
 import tensorflow as tf
@@ -22,6 +25,7 @@ from seq2seq_attn.decoding.search_step import (
     SearchResult,
     keep_static_shapes,
     max_output_lengths,
+    record_token,
     require_tensorflow_backend,
     top_candidates,
 )
@@ -77,6 +81,7 @@ def beam_search(
     nbest=1,
     max_length_a=1.5,
     max_length_b=5,
+    no_repeat_ngram_size=0,
 ):
     """Beam search for every sentence of a batch at once.
 
@@ -87,6 +92,8 @@ def beam_search(
         scoring: a `Scoring` (default: 1/L^0.75 length normalisation).
         nbest: N <= K hypotheses to return per sentence.
         max_length_a, max_length_b: the output length limit (see module).
+        no_repeat_ngram_size: n > 0 blocks repeated n-grams within a
+            hypothesis (see module); 0: off.
 
     Returns:
         A `SearchResult`.
@@ -104,6 +111,7 @@ def beam_search(
             beam_size,
             scoring or Scoring(),
             max_output_lengths(source_ids, max_length_a, max_length_b),
+            no_repeat_ngram_size,
         )
         final = tf.while_loop(
             search.not_done,
@@ -118,8 +126,9 @@ class _BeamSearch:
     """The pieces of one beam search's loop: its start, its condition, its
     step (candidates, choice, advance) and the read-back of the best."""
 
-    def __init__(self, form, source_ids, k, scoring, limits):
+    def __init__(self, form, source_ids, k, scoring, limits, ngram=0):
         self.form, self.k, self.scoring, self.limits = form, k, scoring, limits
+        self.ngram = ngram
         self.batch = tf.shape(source_ids)[0]
         self.source_length = tf.shape(source_ids)[1]
         self.steps = tf.maximum(tf.reduce_max(limits), 1)
@@ -138,6 +147,9 @@ class _BeamSearch:
         first beam holds <s>, the other beams are empty (-inf)."""
         batch, k, steps = self.batch, self.k, self.steps
         first_beam = tf.one_hot(0, k, on_value=0.0, off_value=NEG_INF)
+        prefixes = {}
+        if self.ngram:
+            prefixes["prefixes"] = tf.zeros([steps, batch * k], tf.int32)
         return dict(
             step=tf.constant(0),
             state=tf.nest.map_structure(self.tile, self.initial_state),
@@ -149,6 +161,7 @@ class _BeamSearch:
             parents=tf.TensorArray(tf.int32, size=steps),
             written=tf.TensorArray(tf.int32, size=steps),
             attention=tf.TensorArray(tf.float32, size=steps),
+            **prefixes,
         )
 
     def not_done(self, v):
@@ -182,6 +195,8 @@ class _BeamSearch:
             self.encoded,
             k,
             tf.reshape(live, [-1]),
+            v.get("prefixes"),
+            self.ngram,
         )
         per_beam = tf.shape(ids)[-1]
         log_probs = tf.reshape(log_probs, [batch, k, -1])
@@ -241,6 +256,13 @@ class _BeamSearch:
             was_finished[:, :, None], 0.0, pick(alignment)
         )
         flat_parents = tf.reshape(parents + tf.range(batch)[:, None] * k, [-1])
+        prefixes = {}
+        if self.ngram:
+            prefixes["prefixes"] = record_token(
+                tf.gather(v["prefixes"], flat_parents, axis=1),
+                t,
+                tf.reshape(written, [-1]),
+            )
         return dict(
             step=t + 1,
             state=tf.nest.map_structure(
@@ -254,6 +276,7 @@ class _BeamSearch:
             parents=v["parents"].write(t, parents),
             written=v["written"].write(t, written),
             attention=v["attention"].write(t, step_attention),
+            **prefixes,
         )
 
     def best(self, final, nbest):

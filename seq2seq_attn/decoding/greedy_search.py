@@ -7,6 +7,7 @@ from seq2seq_attn.decoding.search_step import (
     NEG_INF,
     SearchResult,
     max_output_lengths,
+    record_token,
     require_tensorflow_backend,
     top_candidates,
 )
@@ -14,7 +15,12 @@ from seq2seq_attn.special_tokens import BOS_ID, EOS_ID, PAD_ID
 
 
 def greedy_search(
-    form, source_ids, scoring=None, max_length_a=1.5, max_length_b=5
+    form,
+    source_ids,
+    scoring=None,
+    max_length_a=1.5,
+    max_length_b=5,
+    no_repeat_ngram_size=0,
 ):
     """Greedy decoding of a batch; the result has N = 1 hypothesis.
 
@@ -25,6 +31,9 @@ def greedy_search(
             depend on it); default 1/L^0.75.
         max_length_a, max_length_b: the output length limit, as in
             `beam_search`.
+        no_repeat_ngram_size: n > 0: never write a token that repeats an
+            n-gram of the sentence's own output (0: off), as in
+            `beam_search`.
 
     Returns:
         A `SearchResult` with N = 1.
@@ -33,11 +42,11 @@ def greedy_search(
     source_ids = tf.convert_to_tensor(source_ids, tf.int32)
     limits = max_output_lengths(source_ids, max_length_a, max_length_b)
     with form.weights_cast_once():
-        final = _greedy_loop(form, source_ids, limits)
+        final = _greedy_loop(form, source_ids, limits, no_repeat_ngram_size)
     return _result(final, source_ids, limits, scoring or Scoring())
 
 
-def _greedy_loop(form, source_ids, limits):
+def _greedy_loop(form, source_ids, limits, ngram):
     """The loop variables after the last step of greedy decoding."""
     batch, source_length = tf.shape(source_ids)[0], tf.shape(source_ids)[1]
     steps = tf.maximum(tf.reduce_max(limits), 1)
@@ -53,6 +62,8 @@ def _greedy_loop(form, source_ids, limits):
         history=tf.TensorArray(tf.int32, size=steps, element_shape=[None]),
         attention=tf.TensorArray(tf.float32, size=steps),
     )
+    if ngram:
+        loop_vars["prefixes"] = tf.zeros([steps, batch], tf.int32)
 
     def not_done(v):
         # At least one step, also for an empty batch: the recorded
@@ -64,12 +75,23 @@ def _greedy_loop(form, source_ids, limits):
         t = v["step"]
         alive = ~v["finished"]
         log_probs, ids, eos_log_probs, alignment, state = top_candidates(
-            form, v["tokens"], t, v["state"], encoded, 1, alive
+            form,
+            v["tokens"],
+            t,
+            v["state"],
+            encoded,
+            1,
+            alive,
+            v.get("prefixes"),
+            ngram,
         )
         at_limit = t >= limits - 1  # the length limit forces </s>
         tokens = tf.where(alive, tf.where(at_limit, EOS_ID, ids[:, 0]), PAD_ID)
         chosen = tf.where(at_limit, eos_log_probs, log_probs[:, 0])
         step_attention = tf.where(alive[:, None], alignment, 0.0)
+        prefixes = {}
+        if ngram:
+            prefixes["prefixes"] = record_token(v["prefixes"], t, tokens)
         return dict(
             step=t + 1,
             state=state,
@@ -80,6 +102,7 @@ def _greedy_loop(form, source_ids, limits):
             coverage=v["coverage"] + step_attention,
             history=v["history"].write(t, tokens),
             attention=v["attention"].write(t, step_attention),
+            **prefixes,
         )
 
     return tf.while_loop(

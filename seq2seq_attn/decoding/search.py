@@ -23,6 +23,7 @@ def search(form, source_ids, config=None):
         scoring=config.scoring,
         max_length_a=config.max_length_a,
         max_length_b=config.max_length_b,
+        no_repeat_ngram_size=config.no_repeat_ngram_size,
     )
     if config.beam_size == 1:
         return greedy_search(form, source_ids, **options)

@@ -80,7 +80,9 @@ def max_output_lengths(source_ids, a=1.5, b=5):
     return tf.cast(limits, tf.int32)
 
 
-def top_candidates(form, tokens, position, state, encoded, k, live):
+def top_candidates(
+    form, tokens, position, state, encoded, k, live, written=None, ngram=0
+):
     """One step of `form` for a search: each live row's k best next tokens.
 
     Only the `live` rows (unfinished hypotheses) take the step: they are
@@ -101,6 +103,10 @@ def top_candidates(form, tokens, position, state, encoded, k, live):
         state, encoded: the form's, with N rows.
         k: how many tokens to keep per row (at most the vocabulary size).
         live: bool [N].
+        written, ngram: with `ngram` n > 0, int32 [T, N], the tokens each
+            row wrote before `position` (time-major); no row may then write
+            a token that repeats one of its own n-grams
+            (`block_repeated_ngrams`).
 
     Returns:
         `(log_probs, ids, eos_log_probs, alignment, state)`: float32 [N, k]
@@ -126,6 +132,10 @@ def top_candidates(form, tokens, position, state, encoded, k, live):
         live_state,
     )
     logits = tf.cast(logits, tf.float32)
+    if ngram:
+        logits = block_repeated_ngrams(
+            logits, tf.gather(written, rows, axis=1), position, ngram
+        )
     top_scores, top_ids = top_k(logits, k, excluded=(PAD_ID, BOS_ID))
     if form.returns_log_probs:
         normaliser = tf.zeros_like(logits[:, :1])
@@ -144,6 +154,35 @@ def top_candidates(form, tokens, position, state, encoded, k, live):
         every_row(tf.cast(alignment, tf.float32), 0.0),
         state,
     )
+
+
+def block_repeated_ngrams(logits, written, position, n):
+    """`logits` [N, V] with -inf at every token that would complete an
+    n-gram its row has written already (`no_repeat_ngram_size` of fairseq
+    and CTranslate2), so that the search renormalises over the others.
+
+    Args:
+        logits: float32 [N, V], the next token's.
+        written: int32 [T, N], time-major: row r wrote `written[:position,
+            r]` so far (what lies after is ignored).
+        position: t, how many tokens each row has written (a scalar).
+        n: the n-gram size (>= 1; 1 bans every token written before).
+
+    An earlier n-gram starting at j (j + n - 1 < t) bans its last token
+    when its first n - 1 tokens are the row's last n - 1.
+    """
+    starts = tf.maximum(tf.shape(written)[0] - n + 1, 0)
+    last = tf.gather(written, tf.maximum(position - n + 1 + tf.range(n - 1), 0))
+    matched = tf.broadcast_to(
+        tf.range(starts)[:, None] <= position - n, [starts, tf.shape(logits)[0]]
+    )
+    for i in range(n - 1):
+        matched &= written[i : i + starts] == last[i][None]
+    hits = tf.cast(tf.where(matched), tf.int32)  # [M, 2]: (j, row)
+    banned = tf.gather_nd(written[n - 1 :], hits)
+    index = tf.stack([hits[:, 1], banned], axis=-1)
+    blocked = tf.fill(tf.shape(banned), tf.constant(NEG_INF, logits.dtype))
+    return tf.tensor_scatter_nd_update(logits, index, blocked)
 
 
 def _log_sum_exp(logits, best_scores, best_ids):
@@ -218,6 +257,11 @@ def _exclusion_mask(excluded, size):
     excluded_ids = tf.constant(sorted(set(excluded)), tf.int32)
     hit = tf.reduce_any(ids[:, None] == excluded_ids, axis=-1)
     return tf.where(hit, NEG_INF, 0.0)
+
+
+def record_token(written, position, tokens):
+    """`written` [T, N] with row `position` set to `tokens` [N]."""
+    return tf.tensor_scatter_nd_update(written, [[position]], tokens[None])
 
 
 def keep_static_shapes(before, after):

@@ -71,7 +71,8 @@ class Translator:
         source_tokenizer, target_tokenizer: the model's tokenizers.
         search: a `SearchConfig`; or give its fields as keyword `options`
             (`beam_size=5`, `nbest`, `scoring`, `max_length_a`,
-            `max_length_b`, `max_input_tokens=100`, `batch_size=64`).
+            `max_length_b`, `no_repeat_ngram_size=0`, `max_input_tokens=100`,
+            `batch_size=64`).
         replace_unk: replace each <unk> of the output by the source word it
             attends to most (Luong 4.2); needs a word target tokenizer.
         dictionary: with `replace_unk`, a source -> target word mapping (see
