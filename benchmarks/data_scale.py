@@ -15,6 +15,13 @@ either process, the size of the step-31 checkpoint, and the pipeline's
 pairs/s (this worker's batches, read in-process) against the pairs/s that
 training `configs/multi30k/joey_match.flags` consumes (measured first:
 steps 41-80 of a run on Multi30k tok).
+
+With `--vocab_in_run` (issue #33) it measures the vocabularies built in
+the run instead: for each size, one step of `configs/quickstart.flags` on
+the files with no `--vocab_dir`, so that the chief samples
+`vocab_sample_lines` pairs and builds both SentencePiece vocabularies
+before the step; prints per size the time to the first step, the peak RSS
+and the run's vocabulary lines.
 """
 
 import argparse
@@ -141,6 +148,57 @@ def pipeline_pairs_per_second(files, vocab, work, batches=300):
     return pairs / (time.perf_counter() - started)
 
 
+def vocabularies_in_the_run(data_dir, work, sizes):
+    """Time to the first step and peak RSS of the quickstart on each size
+    with its vocabularies built in the run; a table at the end."""
+    rows = []
+    for size in sizes:
+        files = make_corpus(data_dir, work, size)
+        model_dir = work / f"vocab_run_{size}"
+        if model_dir.exists():
+            subprocess.run(["rm", "-rf", str(model_dir)], check=True)
+        log = work / f"vocab_run_{size}.log"
+        log.unlink(missing_ok=True)
+        seconds, rss = timed(
+            train_command(
+                model_dir,
+                "--flagfile=configs/quickstart.flags",
+                "--corpus=",
+                f"--train_source_file={files[0]}",
+                f"--train_target_file={files[1]}",
+                "--max_steps=1",
+                "--checkpoint_every=1",
+            ),
+            log,
+        )
+        vocab_lines = [
+            line.strip()
+            for line in log.read_text().splitlines()
+            if line.startswith(("sampled", "built the"))
+        ]
+        row = dict(
+            pairs=size,
+            first_step_s=seconds,
+            peak_rss_mb=rss,
+            vocabulary=vocab_lines,
+        )
+        rows.append(row)
+        print(json.dumps(row), flush=True)
+    base = rows[0]
+    print(
+        "\n| pairs | time to first step | vs first size | peak RSS "
+        "| vs first size |"
+    )
+    print("|---:|---:|---:|---:|---:|")
+    for row in rows:
+        print(
+            f"| {row['pairs']:,} | {row['first_step_s']:.1f} s | "
+            f"{row['first_step_s'] / base['first_step_s']:.2f}x | "
+            f"{row['peak_rss_mb']:,.0f} MB | "
+            f"{row['peak_rss_mb'] - base['peak_rss_mb']:+,.0f} MB |"
+        )
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--data_dir", type=pathlib.Path, default=DEFAULT_DATA)
@@ -149,10 +207,18 @@ def main():
     )
     parser.add_argument("--sizes", default="29000,1000000,4500000,12000000")
     parser.add_argument("--steps", type=int, default=30)
+    parser.add_argument(
+        "--vocab_in_run",
+        action="store_true",
+        help="measure the vocabularies built in the run (one step each)",
+    )
     args = parser.parse_args()
     work = args.work.resolve()
     work.mkdir(parents=True, exist_ok=True)
     sizes = [int(size) for size in args.sizes.split(",")]
+    if args.vocab_in_run:
+        vocabularies_in_the_run(args.data_dir, work, sizes)
+        return
 
     consumed = joey_match_pairs_per_second(args.data_dir, work)
     print(f"joey_match training consumes {consumed:.1f} pairs/s", flush=True)

@@ -56,6 +56,7 @@ VOCABULARY_FIELDS = (
     "lowercase",
     "split_punctuation",
     "vocab_sample_lines",
+    "sentencepiece_max_characters",
 )
 config_flags.define_config_flags(
     {"data": DataConfig}, __name__, only={"data": VOCABULARY_FIELDS}

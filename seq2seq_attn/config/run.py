@@ -119,7 +119,12 @@ class DataConfig:
             `build_vocab` writes them) to copy into the model directory
             instead of building them.
         vocab_sample_lines: build the vocabularies from at most this many
-            pairs, a seeded sample spread over the whole corpus.
+            pairs, a seeded sample spread over the whole corpus (kept on
+            disk while they are built, not in memory).
+        sentencepiece_max_characters: SentencePiece learns from at most
+            this many characters of that sample per vocabulary, every k-th
+            sentence past it (its trainer holds about 20 bytes a character);
+            0: all of it. The word and wordpiece counts read all of it.
         shuffle_buffer: training pairs shuffled together (memory and the
             checkpointed data iterator grow with it, about 0.5 KB a pair,
             not with the corpus; a corpus sorted by source is best shuffled
@@ -164,6 +169,7 @@ class DataConfig:
     split_punctuation: bool = False
     vocab_dir: str | None = resumable(None)
     vocab_sample_lines: int = resumable(1_000_000)
+    sentencepiece_max_characters: int = resumable(30_000_000)
     shuffle_buffer: int = 20_000
     max_source_length: int = 50
     max_target_length: int = 50
@@ -191,6 +197,10 @@ class DataConfig:
         _check(
             self.vocab_sample_lines > 0,
             "data: vocab_sample_lines must be positive",
+        )
+        _check(
+            self.sentencepiece_max_characters >= 0,
+            "data: sentencepiece_max_characters must be >= 0",
         )
         _check(
             self.tokenizer == "word" or not self.split_punctuation,

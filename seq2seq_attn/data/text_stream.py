@@ -4,7 +4,8 @@ with the corpus.
 
     text = ParallelText.from_files(["a.en.gz", "b.en"], ["a.de.gz", "b.de"])
     scan = text.scan(invalid_utf8="error")   # lines, sha256, bad lines
-    sources, targets = text.sample(1_000_000, seed=0)
+    sources, targets = text.sample(1_000_000, seed=0)   # two lists
+    sources, targets = text.sample(1_000_000, directory=tmp)   # on disk
     pairs = text.dataset(invalid_utf8="error")   # (source, target) strings
 
 The pre-pass reads the bytes once, in chunks: it counts lines, checks that
@@ -313,49 +314,117 @@ class ParallelText:
             pairs = tf.data.Dataset.zip(self._line_datasets())
         return _share(pairs, invalid_utf8, num_shards, shard_index)
 
-    def sample(self, count, seed=0, lines=None):
+    def sample(self, count, seed=0, lines=None, directory=None):
         """Up to `count` pairs drawn without replacement, seeded, spread over
         the whole text (the first lines of a corpus are often one source),
-        as two lists of `str` in file order (so that a vocabulary built from
-        all of a small corpus is the one its files give). Invalid UTF-8 is
-        replaced. `lines`: the pair count (`scan().pairs`) if known."""
+        in file order (so that a vocabulary built from all of a small corpus
+        is the one its files give): two lists of `str`, or with `directory`
+        two `SampleFile`s written there (a large sample on disk, not in
+        memory). Invalid UTF-8 is replaced. `lines`: the pair count
+        (`scan().pairs`) if known."""
         total = lines if lines is not None else self.scan("replace").pairs
         rng = np.random.default_rng(seed)
         chosen = np.sort(
             rng.choice(total, size=min(count, total), replace=False)
         )
-        sources, targets = self._picked_lines(chosen)
-        return list(sources), list(targets)
+        return _kept(self._picked_pairs(chosen), directory)
 
-    def _picked_lines(self, chosen):
+    def _picked_pairs(self, chosen):
         """The decoded pairs at the sorted line numbers `chosen` (counted
-        across the files of a side, from 0)."""
+        across the files of a side, from 0), in order."""
         if self.in_memory:
-            return tuple([side[i] for i in chosen] for side in self.in_memory)
-
-        def pick(paths):
-            picked, offset, position = [], 0, 0
-            for path in paths:
-                for chunk in _line_chunks(path):
-                    lines = chunk.split(b"\n")[:-1]
-                    end = offset + len(lines)
-                    while position < len(chosen) and chosen[position] < end:
-                        picked.append(lines[chosen[position] - offset])
-                        position += 1
-                    offset = end
-            return [
-                line.rstrip(b"\r").decode("utf-8", "replace").strip()
-                for line in picked
-            ]
-
+            sources, targets = self.in_memory
+            return ((sources[i], targets[i]) for i in chosen)
         if self.tsv_files:
-            rows = [line.split("\t") for line in pick(self.tsv_files)]
+            source, target = self.source_column, self.target_column
             return (
-                [row[self.source_column].strip() for row in rows],
-                [row[self.target_column].strip() for row in rows],
+                (row[source].strip(), row[target].strip())
+                for row in (
+                    line.split("\t")
+                    for line in _picked_lines(self.tsv_files, chosen)
+                )
             )
         sources, targets = zip(*self.file_pairs, strict=True)
-        return pick(sources), pick(targets)
+        return zip(
+            _picked_lines(sources, chosen),
+            _picked_lines(targets, chosen),
+            strict=True,
+        )
+
+
+def _picked_lines(paths, chosen):
+    """The lines of `paths` (one side, its files in order) at the sorted
+    line numbers `chosen`, decoded and stripped, read a chunk at a time."""
+    offset = position = 0
+    for path in paths:
+        for chunk in _line_chunks(path):
+            if position == len(chosen):
+                return
+            lines = chunk.split(b"\n")[:-1]
+            end = offset + len(lines)
+            while position < len(chosen) and chosen[position] < end:
+                line = lines[chosen[position] - offset]
+                yield line.rstrip(b"\r").decode("utf-8", "replace").strip()
+                position += 1
+            offset = end
+
+
+def _kept(pairs, directory):
+    """`pairs` as two lists, or as two `SampleFile`s in `directory`."""
+    if directory is None:
+        sources, targets = [], []
+        for source, target in pairs:
+            sources.append(source)
+            targets.append(target)
+        return sources, targets
+    return SampleFile.write_pairs(directory, pairs)
+
+
+class SampleFile:
+    """Sampled sentences in a file, one a line, read again on each pass, so
+    that a large sample costs disk, not memory. `len()` counts them,
+    iterating yields them (`str`, in order), and `sample[::k]` is every k-th
+    of them, read from the same file."""
+
+    def __init__(self, path, lines, step=1):
+        self.path, self.lines, self.step = pathlib.Path(path), lines, step
+
+    @classmethod
+    def write_pairs(cls, directory, pairs):
+        """Writes `(source, target)` pairs to `directory/source.txt` and
+        `target.txt` (a newline inside a text becomes a space, so that the
+        sides stay aligned); returns the two files."""
+        directory = pathlib.Path(directory)
+        paths = (directory / "source.txt", directory / "target.txt")
+        count = 0
+        with (
+            open(paths[0], "w", encoding="utf-8", newline="\n") as sources,
+            open(paths[1], "w", encoding="utf-8", newline="\n") as targets,
+        ):
+            for source, target in pairs:
+                sources.write(source.replace("\n", " ") + "\n")
+                targets.write(target.replace("\n", " ") + "\n")
+                count += 1
+        return tuple(cls(path, count) for path in paths)
+
+    def __len__(self):
+        return -(-self.lines // self.step)
+
+    def __iter__(self):
+        with open(self.path, encoding="utf-8", newline="\n") as lines:
+            for index, line in enumerate(lines):
+                if index % self.step == 0:
+                    yield line[:-1]
+
+    def __getitem__(self, key):
+        if not (
+            isinstance(key, slice)
+            and key.start is None
+            and key.stop is None
+            and (key.step or 1) >= 1
+        ):
+            raise TypeError("a SampleFile takes only [::k], k >= 1")
+        return SampleFile(self.path, self.lines, self.step * (key.step or 1))
 
 
 def _text_lines(path):
@@ -479,13 +548,19 @@ class TfdsText:
         pairs = self._examples(shuffle_files=False)
         return _share(pairs, invalid_utf8, num_shards, shard_index)
 
-    def sample(self, count, seed=0, lines=None):
+    def sample(self, count, seed=0, lines=None, directory=None):
         """Up to `count` pairs: every k-th example (k = pairs / count),
-        spread evenly over the whole split, as two lists of `str`."""
+        spread evenly over the whole split; as `ParallelText.sample`."""
         total = lines if lines is not None else self.scan().pairs
         step = max(1, -(-total // count))
-        sources, targets = [], []
-        for source, target in self.dataset().shard(step, 0).take(count):
-            sources.append(source.numpy().decode("utf-8", "replace"))
-            targets.append(target.numpy().decode("utf-8", "replace"))
-        return sources, targets
+        pairs = (
+            (
+                source.decode("utf-8", "replace"),
+                target.decode("utf-8", "replace"),
+            )
+            for source, target in self.dataset()
+            .shard(step, 0)
+            .take(count)
+            .as_numpy_iterator()
+        )
+        return _kept(pairs, directory)

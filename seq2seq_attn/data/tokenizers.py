@@ -18,6 +18,7 @@ import collections
 import hashlib
 import inspect
 import io
+import itertools
 import json
 import pathlib
 import shutil
@@ -286,12 +287,10 @@ class WordTokenizer(VocabularyFileTokenizer):
         included) most frequent words with at least `min_count` occurrences,
         the words split as `tokenize` splits them; ties are broken
         alphabetically, so the result is deterministic."""
-        texts = list(texts)
         counts = collections.Counter()
-        for start in range(0, len(texts), chunk):
-            words = split_words(
-                texts[start : start + chunk], lowercase, split_punctuation
-            )
+        texts = iter(texts)
+        while block := list(itertools.islice(texts, chunk)):
+            words = split_words(block, lowercase, split_punctuation)
             counts.update(words.flat_values.numpy().tolist())
         ranked = sorted(
             (item for item in counts.items() if item[1] >= min_count),
@@ -355,7 +354,9 @@ class WordPieceTokenizer(VocabularyFileTokenizer):
             bert_vocab_from_dataset,
         )
 
-        dataset = tf.data.Dataset.from_tensor_slices(list(texts)).batch(1024)
+        dataset = tf.data.Dataset.from_generator(
+            lambda: iter(texts), output_signature=tf.TensorSpec([], tf.string)
+        ).batch(1024)
         pieces = bert_vocab_from_dataset.bert_vocab_from_dataset(
             dataset,
             vocab_size=vocab_size,
@@ -379,16 +380,24 @@ class WordPieceTokenizer(VocabularyFileTokenizer):
 
 
 def _train_sentencepiece(texts, vocab_size, model_type, seed, normalization):
-    """The bytes of a SentencePiece model trained on `texts`; a vocabulary
-    larger than the text supports is a ValueError that names the limit."""
+    """The bytes of a SentencePiece model trained on `texts` (an iterable,
+    read once: the trainer holds what it reads); a vocabulary larger than
+    the text supports is a ValueError that names the limit."""
     import sentencepiece
 
-    texts = list(texts)
+    read = 0
+
+    def sentences():
+        nonlocal read
+        for text in texts:
+            read += 1
+            yield text
+
     model = io.BytesIO()
     sentencepiece.set_random_generator_seed(seed)
     try:
         sentencepiece.SentencePieceTrainer.train(
-            sentence_iterator=iter(texts),
+            sentence_iterator=sentences(),
             model_writer=model,
             vocab_size=vocab_size,
             model_type=model_type,
@@ -411,10 +420,10 @@ def _train_sentencepiece(texts, vocab_size, model_type, seed, normalization):
         if "Vocabulary size too high" not in str(error):
             raise ValueError(
                 f"sentencepiece could not build a vocabulary from "
-                f"{len(texts):,} sentences: {str(error).split('] ')[-1]}"
+                f"{read:,} sentences: {str(error).split('] ')[-1]}"
             ) from None
         raise ValueError(
-            f"sentencepiece: {len(texts):,} training sentences support "
+            f"sentencepiece: {read:,} training sentences support "
             f"fewer than {vocab_size:,} pieces ({str(error).split('] ')[-1]}):"
             " lower the vocabulary size (--source_vocab_size, "
             "--target_vocab_size)"

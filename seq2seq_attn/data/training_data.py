@@ -20,7 +20,9 @@ so that memory, and the checkpointed iterator, are bounded by the buffer
 and the window, not by the corpus. Nothing tokenizes the whole corpus
 before the first step: a pre-pass counts the lines (at disk speed), and a
 seeded sample spread over the whole corpus (`vocab_sample_lines` pairs)
-builds the vocabularies and estimates the epoch length:
+builds the vocabularies and estimates the epoch length (the sample is
+written to a temporary folder in the vocabulary folder and read from there,
+so that memory does not grow with it either):
 
     steps per epoch = batches of the sample x pairs / sample pairs
 
@@ -30,10 +32,13 @@ builds the vocabularies and estimates the epoch length:
 worker uses the same vocabularies and takes the same number of steps.
 """
 
+import contextlib
 import dataclasses
+import itertools
 import json
 import pathlib
 import shutil
+import tempfile
 import time
 
 import tensorflow as tf
@@ -58,6 +63,7 @@ from seq2seq_attn.data.tokenizers import build_tokenizer, load_tokenizer
 from seq2seq_attn.data.wmt_sets import named_test_set
 
 ESTIMATE_SAMPLE = 50_000
+SAMPLE_FOLDER = ".sample-"
 TOKENIZE_CHUNK = 256
 LONGEST_BUCKET = 1022
 WORKER_WAIT_SECONDS = 3600
@@ -235,7 +241,7 @@ def build_vocabularies(data, vocab_dir, sample, log=print):
         joint = _build_vocabulary(
             data,
             "joint",
-            [*sample[0], *sample[1]],
+            _Joined(*sample),
             vocab_dir / "source",
             data.source_vocab_size,
             log,
@@ -267,8 +273,35 @@ def check_joint_vocabulary(tie_embeddings, source_tokenizer, target_tokenizer):
         )
 
 
+class _Joined:
+    """Both sides of a sample, one after the other, read again on each
+    pass (the joint vocabulary's text, not copied)."""
+
+    def __init__(self, sources, targets):
+        self.sides = (sources, targets)
+
+    def __len__(self):
+        return sum(len(side) for side in self.sides)
+
+    def __iter__(self):
+        return itertools.chain(*self.sides)
+
+
 def _build_vocabulary(data, side, texts, directory, size, log):
     started = time.perf_counter()
+    count, note = len(texts), ""
+    limit = data.sentencepiece_max_characters
+    if data.tokenizer == "sentencepiece" and limit:
+        characters = sum(len(text) for text in texts)
+        step = -(-characters // limit)
+        if step > 1:
+            count = -(-count // step)
+            note = (
+                f" (1 in {step} of {len(texts):,}: "
+                f"{characters:,} characters, over "
+                f"sentencepiece_max_characters={limit:,})"
+            )
+            texts = itertools.islice(texts, 0, None, step)
     tokenizer = build_tokenizer(
         data.tokenizer,
         texts,
@@ -280,21 +313,43 @@ def _build_vocabulary(data, side, texts, directory, size, log):
     )
     log(
         f"built the {side} {data.tokenizer} vocabulary from "
-        f"{len(texts):,} sentences: {tokenizer.vocab_size} "
+        f"{count:,} sentences{note}: {tokenizer.vocab_size} "
         f"entries [{time.perf_counter() - started:.0f} s]"
     )
     return tokenizer
 
 
-def _sample(text, size, pairs, log):
-    """A seeded sample of `size` of the `pairs` pairs of `text`, logged."""
+def _sample(text, size, pairs, directory, log):
+    """A seeded sample of `size` of the `pairs` pairs of `text`, written to
+    `directory` (two `SampleFile`s), logged."""
     started = time.perf_counter()
-    sample = text.sample(size, seed=0, lines=pairs)
+    sample = text.sample(size, seed=0, lines=pairs, directory=directory)
     log(
         f"sampled {len(sample[0]):,} of {pairs:,} pairs "
         f"[{time.perf_counter() - started:.1f} s]"
     )
     return sample
+
+
+@contextlib.contextmanager
+def _sample_folder(vocab_dir):
+    """A temporary folder for the sample inside `vocab_dir` (on the run's
+    disk, not a RAM-backed /tmp; one writer per run directory), removed
+    afterwards, as is any a killed run left there; `vocab_dir` too if it
+    was made here and is still empty."""
+    vocab_dir = pathlib.Path(vocab_dir)
+    made = not vocab_dir.exists()
+    vocab_dir.mkdir(parents=True, exist_ok=True)
+    for stale in vocab_dir.glob(SAMPLE_FOLDER + "*"):
+        shutil.rmtree(stale, ignore_errors=True)
+    try:
+        with tempfile.TemporaryDirectory(
+            prefix=SAMPLE_FOLDER, dir=vocab_dir
+        ) as folder:
+            yield folder
+    finally:
+        if made and not any(vocab_dir.iterdir()):
+            vocab_dir.rmdir()
 
 
 def vocabularies_of_text(data, text, pairs, vocab_dir, log=print, sample=None):
@@ -304,7 +359,9 @@ def vocabularies_of_text(data, text, pairs, vocab_dir, log=print, sample=None):
     for the epoch estimate too; `build_vocab` draws one of that size); returns
     the two tokenizers."""
     if sample is None:
-        sample = _sample(text, data.vocab_sample_lines, pairs, log)
+        with _sample_folder(vocab_dir) as folder:
+            sample = _sample(text, data.vocab_sample_lines, pairs, folder, log)
+            return build_vocabularies(data, vocab_dir, sample, log)
     vocab_sample = [spread(side, data.vocab_sample_lines) for side in sample]
     return build_vocabularies(data, vocab_dir, vocab_sample, log)
 
@@ -325,7 +382,7 @@ def _load_tokenizers(vocab_dir):
 def _estimate_epoch(data, sample, pairs, tokenizers, options):
     """Steps per epoch: the batches of a sample of the corpus, scaled to
     its pair count; exact when the sample is the whole corpus."""
-    sources, targets = (spread(side, ESTIMATE_SAMPLE) for side in sample)
+    sources, targets = (list(spread(side, ESTIMATE_SAMPLE)) for side in sample)
     batches = batch_pairs(
         tokenized_pairs(
             tf.data.Dataset.from_tensor_slices(
@@ -378,25 +435,26 @@ def _prepare_as_chief(
             )
         log(f"copied the vocabularies of {data.vocab_dir}")
         have_vocab = True
-    sample = None
-    if not have_vocab or not epoch_file.is_file():
-        size = ESTIMATE_SAMPLE
-        if not have_vocab:
-            size = max(size, data.vocab_sample_lines)
-        sample = _sample(text, size, pairs, log)
-    if have_vocab:
-        tokenizers = _load_tokenizers(vocab_dir)
-    else:
-        tokenizers = vocabularies_of_text(
-            data, text, pairs, vocab_dir, log, sample
-        )
-    if not epoch_file.is_file():
-        epoch = _estimate_epoch(
-            data, sample, -(-pairs // stride), tokenizers, options
-        )
-        temporary = epoch_file.with_name(epoch_file.name + ".tmp")
-        temporary.write_text(json.dumps(epoch, indent=2) + "\n")
-        temporary.replace(epoch_file)
+    if have_vocab and epoch_file.is_file():
+        return _load_tokenizers(vocab_dir)
+    size = ESTIMATE_SAMPLE
+    if not have_vocab:
+        size = max(size, data.vocab_sample_lines)
+    with _sample_folder(vocab_dir) as folder:
+        sample = _sample(text, size, pairs, folder, log)
+        if have_vocab:
+            tokenizers = _load_tokenizers(vocab_dir)
+        else:
+            tokenizers = vocabularies_of_text(
+                data, text, pairs, vocab_dir, log, sample
+            )
+        if not epoch_file.is_file():
+            epoch = _estimate_epoch(
+                data, sample, -(-pairs // stride), tokenizers, options
+            )
+            temporary = epoch_file.with_name(epoch_file.name + ".tmp")
+            temporary.write_text(json.dumps(epoch, indent=2) + "\n")
+            temporary.replace(epoch_file)
     return tokenizers
 
 
