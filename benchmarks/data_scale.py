@@ -76,6 +76,45 @@ def timed(command, log):
     return time.perf_counter() - started, usage.ru_maxrss / 1024
 
 
+def fresh_run(work, name):
+    """`work/NAME` removed and `work/NAME.log` emptied: (model_dir, log)."""
+    model_dir = work / name
+    if model_dir.exists():
+        subprocess.run(["rm", "-rf", str(model_dir)], check=True)
+    log = work / f"{name}.log"
+    log.unlink(missing_ok=True)
+    return model_dir, log
+
+
+def print_table(rows, columns):
+    """A markdown table, one row per size; `columns` are (heading, key,
+    unit, change): change "x" adds the ratio to the first size, "+" the
+    difference from it, "" nothing."""
+    headings = []
+    for heading, _, _, change in columns:
+        headings.append(heading)
+        if change:
+            headings.append("vs first size")
+    print("\n| " + " | ".join(headings) + " |")
+    print("|" + "---:|" * len(headings))
+    base = rows[0]
+    for row in rows:
+        cells = []
+        for _, key, unit, change in columns:
+            value = row[key]
+            shown = f"{value:,.1f}" if isinstance(value, float) else value
+            cells.append(
+                f"{shown:,}{unit}"
+                if isinstance(shown, int)
+                else f"{shown}{unit}"
+            )
+            if change == "x":
+                cells.append(f"{value / base[key]:.2f}x")
+            elif change == "+":
+                cells.append(f"{value - base[key]:+,.0f}{unit}")
+        print("| " + " | ".join(cells) + " |")
+
+
 def train_command(model_dir, *flags):
     return [
         sys.executable,
@@ -154,11 +193,7 @@ def vocabularies_in_the_run(data_dir, work, sizes):
     rows = []
     for size in sizes:
         files = make_corpus(data_dir, work, size)
-        model_dir = work / f"vocab_run_{size}"
-        if model_dir.exists():
-            subprocess.run(["rm", "-rf", str(model_dir)], check=True)
-        log = work / f"vocab_run_{size}.log"
-        log.unlink(missing_ok=True)
+        model_dir, log = fresh_run(work, f"vocab_run_{size}")
         seconds, rss = timed(
             train_command(
                 model_dir,
@@ -184,19 +219,14 @@ def vocabularies_in_the_run(data_dir, work, sizes):
         )
         rows.append(row)
         print(json.dumps(row), flush=True)
-    base = rows[0]
-    print(
-        "\n| pairs | time to first step | vs first size | peak RSS "
-        "| vs first size |"
+    print_table(
+        rows,
+        [
+            ("pairs", "pairs", "", ""),
+            ("time to first step", "first_step_s", " s", "x"),
+            ("peak RSS", "peak_rss_mb", " MB", "+"),
+        ],
     )
-    print("|---:|---:|---:|---:|---:|")
-    for row in rows:
-        print(
-            f"| {row['pairs']:,} | {row['first_step_s']:.1f} s | "
-            f"{row['first_step_s'] / base['first_step_s']:.2f}x | "
-            f"{row['peak_rss_mb']:,.0f} MB | "
-            f"{row['peak_rss_mb'] - base['peak_rss_mb']:+,.0f} MB |"
-        )
 
 
 def main():
@@ -241,9 +271,7 @@ def main():
     rows = []
     for size in sizes:
         files = make_corpus(args.data_dir, work, size)
-        model_dir = work / f"run_{size}"
-        if model_dir.exists():
-            subprocess.run(["rm", "-rf", str(model_dir)], check=True)
+        model_dir, log = fresh_run(work, f"run_{size}")
         flags = [
             "--flagfile=configs/quickstart.flags",
             "--corpus=",
@@ -252,8 +280,6 @@ def main():
             f"--vocab_dir={vocab}",
             f"--checkpoint_every={args.steps + 1}",
         ]
-        log = work / f"run_{size}.log"
-        log.unlink(missing_ok=True)
         first, rss_first = timed(
             train_command(model_dir, *flags, "--max_steps=1"), log
         )
@@ -280,25 +306,20 @@ def main():
         )
         rows.append(row)
         print(json.dumps(row), flush=True)
-    base = rows[0]
-    print(
-        "\n| pairs | time to first step | vs first size | peak RSS | vs first"
-        " size | checkpoint | vs first size | steps/epoch | pipeline pairs/s"
-        " | vs joey_match training |"
-    )
-    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for row in rows:
-        print(
-            f"| {row['pairs']:,} | {row['first_step_s']:.1f} s | "
-            f"{row['first_step_s'] / base['first_step_s']:.2f}x | "
-            f"{row['peak_rss_mb']:,.0f} MB | "
-            f"{row['peak_rss_mb'] - base['peak_rss_mb']:+,.0f} MB | "
-            f"{row['checkpoint_mb']:.1f} MB | "
-            f"{row['checkpoint_mb'] / base['checkpoint_mb']:.2f}x | "
-            f"{row['steps_per_epoch']:,} | "
-            f"{row['pipeline_pairs_per_s']:,.0f} | "
-            f"{row['pipeline_pairs_per_s'] / consumed:.0f}x |"
-        )
+        row["vs_joey_match"] = f"{row['pipeline_pairs_per_s'] / consumed:.0f}x"
+    print_table(
+        rows,
+        [
+            ("pairs", "pairs", "", ""),
+            ("time to first step", "first_step_s", " s", "x"),
+            ("peak RSS", "peak_rss_mb", " MB", "+"),
+            ("checkpoint", "checkpoint_mb", " MB", "x"),
+            ("steps/epoch", "steps_per_epoch", "", ""),
+            ("pipeline pairs/s", "pipeline_pairs_per_s", "", ""),
+            ("vs joey_match training", "vs_joey_match", "", ""),
+        ],
+    )
 
 
 if __name__ == "__main__":
