@@ -41,14 +41,17 @@ def gru_step(projected_input, previous, recurrent_kernel):
     if not isinstance(recurrent_kernel, tuple):
         recurrent_kernel = split_recurrent_kernel(recurrent_kernel)
     gates_kernel, candidate_kernel = recurrent_kernel
-    units = ops.shape(previous)[-1]
-    gates = ops.sigmoid(
-        projected_input[:, : 2 * units] + ops.matmul(previous, gates_kernel)
+    units = previous.shape[-1]
+    # Split, not sliced: the gradient of a split is one concatenation, that
+    # of each slice a zero-filled [B, 3n] tensor to add up (StridedSliceGrad
+    # and AddN were a sixth of a training step's op time).
+    gate_inputs, candidate_input = ops.split(
+        projected_input, [2 * units], axis=-1
     )
-    update, reset = gates[:, :units], gates[:, units:]
+    gates = ops.sigmoid(gate_inputs + ops.matmul(previous, gates_kernel))
+    update, reset = ops.split(gates, 2, axis=-1)
     candidate = ops.tanh(
-        projected_input[:, 2 * units :]
-        + ops.matmul(reset * previous, candidate_kernel)
+        candidate_input + ops.matmul(reset * previous, candidate_kernel)
     )
     return (1.0 - update) * previous + update * candidate
 

@@ -203,11 +203,11 @@ class GRUDecoder(keras.layers.Layer):
         else:
             alignment = self.attention.align(state, keys, memory_mask)
             weighted = weighted_sum_per_sentence(alignment, sentence, products)
-        gates = 3 * self.units
+        weighted_context, rest = ops.split(weighted, [3 * self.units], axis=-1)
         new_state = self.next_state(
-            projected_embedding + weighted[:, :gates], state
+            projected_embedding + weighted_context, state
         )
-        return new_state, alignment, weighted[:, gates:]
+        return new_state, alignment, rest
 
     def call(self, target_embedding, memory, summary, memory_mask=None):
         initial = self.initial_state(summary)

@@ -10,6 +10,7 @@ whose length is unknown until run time, which is always the case under
 """
 
 import keras
+import numpy as np
 from keras import ops
 
 
@@ -48,11 +49,17 @@ def scan_over_time(step, initial, sequences, dtype, reverse=False):
         layout.append((sequence.shape[-1], is_bool, squeeze))
     packed = ops.concatenate(pieces, axis=-1) if len(pieces) > 1 else pieces[0]
 
+    # Split, not sliced, for the cheaper gradient (see `gru_step`).
+    boundaries = np.cumsum([width for width, _, _ in layout])[:-1].tolist()
+
     def step_of_packed(carry, packed_t):
-        slices, start = [], 0
-        for width, is_bool, squeeze in layout:
-            piece = packed_t[:, start : start + width]
-            start += width
+        slices = []
+        pieces = (
+            ops.split(packed_t, boundaries, axis=-1)
+            if boundaries
+            else [packed_t]
+        )
+        for piece, (_, is_bool, squeeze) in zip(pieces, layout, strict=True):
             if squeeze:
                 piece = piece[:, 0]
             if is_bool:
