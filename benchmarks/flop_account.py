@@ -2,7 +2,8 @@
 
     python benchmarks/flop_account.py \
         [--flagfiles configs/multi30k/joey_match.flags,configs/quickstart.flags]
-        [--batches 40] [--work runs/flop_account] [--data_dir ../shared/data]
+        [--batches 40] [--profile] [--work runs/flop_account] \
+        [--data_dir ../shared/data]
 
 Measures, in one process and one run:
   - the peak: `tf.matmul` of 2048 x 2048 matrices in float32 and bfloat16
@@ -210,8 +211,29 @@ def model_dir_for(flagfile, work, data_dir):
     return model_dir
 
 
-def training_rows(model_dir, sizes, count, peak, work):
-    """One row each for the recipe's sorted windows and random batches."""
+def by_op_type(function):
+    """{op type: milliseconds per call} of `function`, from TensorFlow's
+    profiler (`profile_decoding.op_times`: summed over the threads that run
+    ops, so it can add up to more than the wall time)."""
+    from profile_decoding import op_times
+
+    totals = {}
+    for op, (ms, _) in op_times(function).items():
+        op_type = op.rpartition(" (")[2].rstrip(")")
+        totals[op_type] = totals.get(op_type, 0.0) + ms
+    return dict(sorted(totals.items(), key=lambda item: -item[1]))
+
+
+def print_op_types(what, totals, top=12):
+    total = sum(totals.values())
+    print(f"\nwhere the op time of {what} goes ({total:.1f} ms of op time):")
+    for op_type, ms in list(totals.items())[:top]:
+        print(f"  {ms:8.2f} ms {100 * ms / total:5.1f}%  {op_type}")
+
+
+def training_rows(model_dir, sizes, count, peak, work, profile=False):
+    """One row each for the recipe's sorted windows and random batches;
+    with `profile`, the sorted step's op time by op type too."""
     import numpy as np
     import tensorflow as tf
 
@@ -237,7 +259,7 @@ def training_rows(model_dir, sizes, count, peak, work):
         )
         batches = [
             ((s.numpy(), t.numpy()), o.numpy())
-            for (s, t), o in data.train.take(count + 5)
+            for (s, t), o in data.train.take(count + 5 + 6 * profile)
         ]
         _, model, _, _ = load_trained(model_dir, "latest")
         optimizer = make_optimizer(run.train, data.steps_per_epoch)
@@ -262,6 +284,12 @@ def training_rows(model_dir, sizes, count, peak, work):
         for _ in range(count):
             train_step(stream)
         seconds = (time.perf_counter() - started) / count
+        if profile and window > 1:
+            print_op_types(
+                f"a training step, {label}",
+                by_op_type(lambda step=train_step, s=stream: step(s)),
+            )
+        batches = batches[: count + 5]
         flops = [training_flops(sizes, s, t) for (s, t), _ in batches[5:]]
         computed = statistics.mean(f[0] for f in flops)
         real = statistics.mean(f[1] for f in flops)
@@ -286,8 +314,9 @@ def training_rows(model_dir, sizes, count, peak, work):
     return rows
 
 
-def search_rows(model_dir, sizes, data_dir, peak, batch_size=64):
-    """One beam-5 and one greedy search step, every row live."""
+def search_rows(model_dir, sizes, data_dir, peak, batch_size=64, profile=False):
+    """One beam-5 and one greedy search step, every row live; with
+    `profile`, the beam step's op time by op type too."""
     import numpy as np
     import tensorflow as tf
 
@@ -340,6 +369,8 @@ def search_rows(model_dir, sizes, data_dir, peak, batch_size=64):
             for _ in range(repeats):
                 one_step()
             seconds = (time.perf_counter() - started) / repeats
+            if profile and k > 1:
+                print_op_types(label, by_op_type(one_step))
         computed = count * sizes.per_search_row(source.shape[1])
         real = k * sum(sizes.per_search_row(int(x)) for x in lengths)
         rows.append(
@@ -366,6 +397,12 @@ def main():
         "--work", type=pathlib.Path, default=ROOT / "runs" / "flop_account"
     )
     parser.add_argument("--data_dir", type=pathlib.Path, default=DEFAULT_DATA)
+    parser.add_argument(
+        "--profile",
+        action="store_true",
+        help="also the op time of a sorted training step and a beam step "
+        "by op type (TensorFlow's profiler)",
+    )
     args = parser.parse_args()
     work = args.work.resolve()
     work.mkdir(parents=True, exist_ok=True)
@@ -410,8 +447,12 @@ def main():
                 f"bfloat16 {rates['bfloat16']:.1f}",
                 flush=True,
             )
-        rows = training_rows(model_dir, sizes, args.batches, peak, work)
-        rows += search_rows(model_dir, sizes, data_dir, peak)
+        rows = training_rows(
+            model_dir, sizes, args.batches, peak, work, args.profile
+        )
+        rows += search_rows(
+            model_dir, sizes, data_dir, peak, profile=args.profile
+        )
         for row in rows:
             print(json.dumps(row), flush=True)
         print(
