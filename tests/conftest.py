@@ -58,6 +58,19 @@ def multi30k_slice(directory, train, val, variant="tok"):
     return files
 
 
+def write_lines(path, lines, newline=b"\n"):
+    """`lines` (bytes) written to `path`, gzipped where it ends in .gz."""
+    import gzip
+
+    data = newline.join(lines) + newline
+    if path.suffix == ".gz":
+        with gzip.open(path, "wb") as stream:
+            stream.write(data)
+    else:
+        path.write_bytes(data)
+    return path
+
+
 def multi30k_file_flags(files):
     """Train CLI flags that read the files of `multi30k_slice`."""
     return [

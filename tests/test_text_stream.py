@@ -7,7 +7,7 @@ import pathlib
 
 import pytest
 import tensorflow as tf
-from conftest import SHARED_DATA, sacrebleu_cache
+from conftest import SHARED_DATA, sacrebleu_cache, write_lines
 
 from seq2seq_attn.config.run import DataConfig
 from seq2seq_attn.data import (
@@ -23,16 +23,6 @@ from seq2seq_attn.train import run_config_from_flagfile
 CONFIGS = pathlib.Path(__file__).resolve().parents[1] / "configs"
 
 
-def _write(path, lines, newline=b"\n"):
-    data = newline.join(lines) + newline
-    if path.suffix == ".gz":
-        with gzip.open(path, "wb") as stream:
-            stream.write(data)
-    else:
-        path.write_bytes(data)
-    return path
-
-
 def _pairs(dataset):
     return [(s.decode(), t.decode()) for s, t in dataset.as_numpy_iterator()]
 
@@ -40,12 +30,12 @@ def _pairs(dataset):
 def test_several_files_per_side_plain_and_gzip_in_order(tmp_path):
     text = ParallelText.from_files(
         [
-            _write(tmp_path / "a.en.gz", [b"one", b"two"]),
-            _write(tmp_path / "b.en", [b" three ", b"four"], b"\r\n"),
+            write_lines(tmp_path / "a.en.gz", [b"one", b"two"]),
+            write_lines(tmp_path / "b.en", [b" three ", b"four"], b"\r\n"),
         ],
         [
-            _write(tmp_path / "a.de.gz", [b"eins", b"zwei"]),
-            _write(tmp_path / "b.de", [b"drei", b"vier"]),
+            write_lines(tmp_path / "a.de.gz", [b"eins", b"zwei"]),
+            write_lines(tmp_path / "b.de", [b"drei", b"vier"]),
         ],
     )
     scan = text.scan()
@@ -59,9 +49,11 @@ def test_several_files_per_side_plain_and_gzip_in_order(tmp_path):
 
 
 def test_prepass_names_mismatched_files_and_invalid_lines(tmp_path):
-    source = _write(tmp_path / "s.en", [b"good", b"bad \xff\xfe here", b"ok"])
-    target = _write(tmp_path / "t.de", [b"gut", b"schlecht", b"gut"])
-    short = _write(tmp_path / "short.de", [b"gut", b"schlecht"])
+    source = write_lines(
+        tmp_path / "s.en", [b"good", b"bad \xff\xfe here", b"ok"]
+    )
+    target = write_lines(tmp_path / "t.de", [b"gut", b"schlecht", b"gut"])
+    short = write_lines(tmp_path / "short.de", [b"gut", b"schlecht"])
     with pytest.raises(ValueError) as error:
         ParallelText.from_files([source], [short]).scan()
     assert "s.en has 3 lines, " in str(error.value)
@@ -81,7 +73,7 @@ def test_prepass_names_mismatched_files_and_invalid_lines(tmp_path):
 
 
 def test_tsv_columns_and_a_short_line(tmp_path):
-    path = _write(
+    path = write_lines(
         tmp_path / "pairs.tsv.gz",
         [b"Hi.\tHola.\tCC-BY", b"Bye.\tAdi\xc3\xb3s.\r"],
     )
@@ -89,7 +81,7 @@ def test_tsv_columns_and_a_short_line(tmp_path):
     assert text.scan().pairs == 2
     assert _pairs(text.dataset()) == [("Hola.", "Hi."), ("Adiós.", "Bye.")]
     assert text.sample(5, seed=1) == (["Hola.", "Adiós."], ["Hi.", "Bye."])
-    bad = _write(tmp_path / "bad.tsv", [b"Hi.\tHola.", b"Bye."])
+    bad = write_lines(tmp_path / "bad.tsv", [b"Hi.\tHola.", b"Bye."])
     with pytest.raises(ValueError, match=r"bad\.tsv:2: expected at least 2"):
         ParallelText.from_tsv([bad]).scan()
 
@@ -99,12 +91,12 @@ def test_the_sample_is_seeded_and_spread_over_every_file(tmp_path):
     targets = [f"t{i}".encode() for i in range(3000)]
     text = ParallelText.from_files(
         [
-            _write(tmp_path / "1.en", sources[:1000]),
-            _write(tmp_path / "2.en.gz", sources[1000:]),
+            write_lines(tmp_path / "1.en", sources[:1000]),
+            write_lines(tmp_path / "2.en.gz", sources[1000:]),
         ],
         [
-            _write(tmp_path / "1.de.gz", targets[:1000]),
-            _write(tmp_path / "2.de", targets[1000:]),
+            write_lines(tmp_path / "1.de.gz", targets[:1000]),
+            write_lines(tmp_path / "2.de", targets[1000:]),
         ],
     )
     picked_sources, picked_targets = text.sample(300, seed=3)

@@ -5,7 +5,7 @@ import gzip
 import pathlib
 
 import pytest
-from conftest import SHARED_DATA
+from conftest import SHARED_DATA, write_lines
 
 from seq2seq_attn.config.run import DataConfig
 from seq2seq_attn.data import ParallelText
@@ -15,16 +15,6 @@ from seq2seq_attn.data.training_data import (
     build_vocabularies,
     vocabularies_of_text,
 )
-
-
-def _write(path, lines):
-    data = b"\n".join(lines) + b"\n"
-    if path.suffix == ".gz":
-        with gzip.open(path, "wb") as stream:
-            stream.write(data)
-    else:
-        path.write_bytes(data)
-    return path
 
 
 @pytest.fixture(scope="module")
@@ -42,16 +32,16 @@ def _texts(tmp_path):
     targets = [f"t{i}".encode() for i in range(500)]
     files = ParallelText.from_files(
         [
-            _write(tmp_path / "a.en", sources[:200]),
-            _write(tmp_path / "b.en.gz", sources[200:]),
+            write_lines(tmp_path / "a.en", sources[:200]),
+            write_lines(tmp_path / "b.en.gz", sources[200:]),
         ],
         [
-            _write(tmp_path / "a.de.gz", targets[:200]),
-            _write(tmp_path / "b.de", targets[200:]),
+            write_lines(tmp_path / "a.de.gz", targets[:200]),
+            write_lines(tmp_path / "b.de", targets[200:]),
         ],
     )
     rows = [s + b"\t" + t for s, t in zip(sources, targets, strict=True)]
-    tsv = ParallelText.from_tsv([_write(tmp_path / "pairs.tsv", rows)])
+    tsv = ParallelText.from_tsv([write_lines(tmp_path / "pairs.tsv", rows)])
     lists = ParallelText.from_lists(
         [s.decode() for s in sources], [t.decode() for t in targets]
     )
@@ -132,7 +122,7 @@ def test_the_sample_is_removed_after_building_and_after_a_failure(
     tmp_path, multi30k_lines
 ):
     paths = [
-        _write(tmp_path / f"train.{lang}", [t.encode() for t in side])
+        write_lines(tmp_path / f"train.{lang}", [t.encode() for t in side])
         for lang, side in zip(("en", "de"), multi30k_lines, strict=True)
     ]
     text = ParallelText.from_files([paths[0]], [paths[1]])
