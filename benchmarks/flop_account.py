@@ -417,8 +417,12 @@ def main():
         for dtype in ("float32", "bfloat16")
     }
     threads = tf.config.threading.get_intra_op_parallelism_threads()
+    # On a machine with a GPU TensorFlow places the products there: the
+    # peak and every step below are then the GPU's, not the cores'.
+    gpus = [gpu.name for gpu in tf.config.list_logical_devices("GPU")]
+    where = f"on {', '.join(gpus)}" if gpus else f"{os.cpu_count()} cores"
     print(
-        f"matmul peak, 2048^3, {os.cpu_count()} cores, intra-op threads "
+        f"matmul peak, 2048^3, {where}, intra-op threads "
         f"{threads or 'default'}: "
         f"float32 {peaks['float32']:.1f} GFLOP/s, "
         f"bfloat16 {peaks['bfloat16']:.1f} GFLOP/s",
