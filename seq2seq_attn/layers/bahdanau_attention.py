@@ -97,18 +97,24 @@ class BahdanauAttention(keras.layers.Layer):
         if single_step:
             query = ops.expand_dims(query, 1)
         projected_query = ops.matmul(query, self.query_kernel)
-        hidden = ops.tanh(projected_query[:, :, None, :] + keys[:, None, :, :])
+        # expand_dims and squeeze, not indexing: inside a loop over time the
+        # gradient of keys[:, None] is a zero-filled [B, Tv, units] tensor
+        # per step (StridedSliceGrad), that of expand_dims a reshape.
+        hidden = ops.tanh(
+            ops.expand_dims(projected_query, 2) + ops.expand_dims(keys, 1)
+        )
         scores = ops.einsum("bqvu,u->bqv", hidden, self.score_vector)
         mask = None if value_mask is None else value_mask[:, None, :]
         alignment = masked_softmax(scores, mask)
-        return alignment[:, 0] if single_step else alignment
+        return ops.squeeze(alignment, 1) if single_step else alignment
 
     def call(self, query, value, value_mask=None, keys=None):
         if keys is None:
             keys = self.project_keys(value)
         alignment = self.align(query, keys, value_mask)
         if len(query.shape) == 2:
-            return ops.matmul(alignment[:, None], value)[:, 0], alignment
+            context = ops.matmul(ops.expand_dims(alignment, 1), value)
+            return ops.squeeze(context, 1), alignment
         return ops.matmul(alignment, value), alignment
 
     def compute_mask(self, query, mask=None):

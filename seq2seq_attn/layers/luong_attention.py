@@ -130,7 +130,10 @@ class LuongAttention(keras.layers.Layer):
             return ops.einsum("bqd,bvd->bqv", query, keys)
         if self.score == "concat":
             projected = ops.matmul(query, self.query_kernel)
-            hidden = ops.tanh(projected[:, :, None, :] + keys[:, None, :, :])
+            # expand_dims, not indexing: see `BahdanauAttention.align`.
+            hidden = ops.tanh(
+                ops.expand_dims(projected, 2) + ops.expand_dims(keys, 1)
+            )
             return ops.einsum("bqvu,u->bqv", hidden, self.score_vector)
         source_length = ops.shape(value)[1]
         return ops.matmul(query, self.location_kernel[:, :source_length])
@@ -169,7 +172,7 @@ class LuongAttention(keras.layers.Layer):
             source_positions = ops.cast(
                 ops.arange(ops.shape(value)[1]), query.dtype
             )
-            distance = source_positions[None, None, :] - centre[:, :, None]
+            distance = source_positions - ops.expand_dims(centre, -1)
             mask = ops.logical_and(mask, ops.abs(distance) <= self.window)
         alignment = masked_softmax(scores, mask)
         if self.mode == "local-p":
@@ -179,7 +182,7 @@ class LuongAttention(keras.layers.Layer):
             )
         context = ops.matmul(alignment, value)
         if single_step:
-            return context[:, 0], alignment[:, 0]
+            return ops.squeeze(context, 1), ops.squeeze(alignment, 1)
         return context, alignment
 
     def compute_mask(self, query, mask=None):

@@ -61,7 +61,7 @@ def scan_over_time(step, initial, sequences, dtype, reverse=False):
         )
         for piece, (_, is_bool, squeeze) in zip(pieces, layout, strict=True):
             if squeeze:
-                piece = piece[:, 0]
+                piece = ops.squeeze(piece, -1)
             if is_bool:
                 piece = piece > 0.5
             slices.append(piece)
