@@ -19,6 +19,7 @@ difference.
 """
 
 import argparse
+import functools
 import os
 import pathlib
 import statistics
@@ -93,9 +94,15 @@ def main():
         )
 
     names = {layer.name for layer in model.layers}
-    head = model.get_layer(
-        "deep_output" if "deep_output" in names else "output_projection"
-    )
+    if "deep_output" in names:
+        head = model.get_layer("deep_output")
+    elif "output_projection" in names:
+        head = model.get_layer("output_projection")
+    else:  # --tie_embeddings: the target embedding read backwards
+        tied = model.get_layer("target_embedding")
+        head = functools.partial(tied, reverse=True)
+        head.name = "output_projection"
+        head.trainable_variables = tied.trainable_variables
     dtype = keras.mixed_precision.global_policy().compute_dtype
     config = run.model
 
