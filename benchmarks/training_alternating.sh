@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Training speed against JoeyNMT, epochs alternating: one epoch of JoeyNMT,
-# then one of ours in float32 (and one in mixed bfloat16 with BFLOAT16=1),
+# then one of ours in float32 (and one in mixed bfloat16 with BFLOAT16=1,
+# also unsorted with UNSORTED=1),
 # ROUNDS times, so that each ratio compares epochs of the same minutes. This
 # machine's speed drifts by 10-50% within the hour, and
 # joeynmt_side_by_side.sh trains each toolkit for all its epochs one after
@@ -94,6 +95,13 @@ for round in $(seq "$rounds"); do
     bf16=$(ours_epoch ours_bf16 "$round" --mixed_precision=mixed_bfloat16)
     line+=", mixed bfloat16 $bf16"
     line+=" ($(ratio "$bf16" "$joey"))"
+    if [ "${UNSORTED:-0}" = 1 ]; then
+      say "$(date -u +%T) round $round: ours, mixed bfloat16, --sort_window=1"
+      bf16_unsorted=$(ours_epoch ours_bf16_unsorted "$round" \
+        --mixed_precision=mixed_bfloat16 --sort_window=1)
+      line+=", mixed bfloat16 unsorted $bf16_unsorted"
+      line+=" ($(ratio "$bf16_unsorted" "$joey"))"
+    fi
   fi
   say "$(date -u +%T) $line"
 done
