@@ -89,3 +89,62 @@ def test_input_feeding_matches_the_equations(rng, score, mode):
             np.testing.assert_allclose(got_h, want_h, atol=1e-5)
             np.testing.assert_allclose(got_a[:, :length], want_a, atol=1e-5)
             assert np.all(got_a[:, length:] == 0)
+
+
+def test_training_loop_with_dropout_matches_single_steps(rng):
+    """With dropout on, the training loop (whose embeddings' share of layer
+    1's product is computed for all steps before the loop) gives the steps
+    a search runs with the same dropout masks."""
+    units, layers, rate = 6, 2, 0.4
+    decoder = LuongDecoder(
+        units,
+        num_layers=layers,
+        score="general",
+        input_feeding=True,
+        dropout=rate,
+        bias_initializer="random_normal",
+    )
+    target_embedding = rng.normal(size=(3, 5, 4)).astype("float32")
+    memory = rng.normal(size=(3, 9, units)).astype("float32")
+    mask = np.arange(9)[None, :] < np.array(LENGTHS)[:, None]
+    initial = tuple(
+        rng.normal(size=(3, units)).astype("float32") for _ in range(2 * layers)
+    )
+    decoder(target_embedding, memory, mask, initial)  # builds
+    drawn = []
+    draw = decoder.lstm.dropout_masks
+
+    def recorded(*args):
+        drawn.append(draw(*args))
+        return drawn[-1]
+
+    decoder.lstm.dropout_masks = recorded
+    attentional, alignments = (
+        np.asarray(t)
+        for t in decoder(target_embedding, memory, mask, initial, training=True)
+    )
+    (masks,) = drawn
+    assert masks[0].shape == (5, 3, 4 + units)  # [T, B, m + n]
+    assert 0 < np.mean(np.asarray(masks[0]) == 0) < 1
+
+    state = decoder.initial_state(initial)
+    keys = decoder.project_keys(memory)
+    for t in range(5):
+        h_tilde, a_t, state = decoder.step(
+            target_embedding[:, t],
+            t,
+            state,
+            memory,
+            keys,
+            mask,
+            dropout_masks=[m[t] for m in masks],
+        )
+        np.testing.assert_allclose(alignments[:, t], a_t, atol=1e-5)
+        # The output's own dropout: kept entries are h~_t / (1 - rate).
+        kept = attentional[:, t] != 0
+        assert 0 < kept.mean() < 1
+        np.testing.assert_allclose(
+            attentional[:, t][kept] * (1 - rate),
+            np.asarray(h_tilde)[kept],
+            atol=1e-5,
+        )

@@ -90,28 +90,43 @@ class BahdanauAttention(keras.layers.Layer):
             keys = keys + self.bias
         return keys
 
-    def align(self, query, keys, value_mask=None):
+    def read_query_weights(self):
+        """`(W_a, v_a)` in the compute dtype, for `align` inside a loop over
+        time (read there, each step would read and cast them again)."""
+        return tuple(
+            ops.cast(w, self.compute_dtype)
+            for w in (self.query_kernel, self.score_vector)
+        )
+
+    def align(self, query, keys, value_mask=None, query_weights=None):
         """alpha_ij from s_{i-1} and `project_keys(h)` alone (Eq. 6):
-        [B, Tv] for a query [B, Dq], [B, Tq, Tv] for [B, Tq, Dq]."""
+        [B, Tv] for a query [B, Dq], [B, Tq, Tv] for [B, Tq, Dq];
+        `query_weights` from `read_query_weights`, or None to read them."""
+        query_kernel, score_vector = query_weights or (
+            self.query_kernel,
+            self.score_vector,
+        )
         single_step = len(query.shape) == 2
         if single_step:
             query = ops.expand_dims(query, 1)
-        projected_query = ops.matmul(query, self.query_kernel)
+        projected_query = ops.matmul(query, query_kernel)
         # expand_dims and squeeze, not indexing: inside a loop over time the
         # gradient of keys[:, None] is a zero-filled [B, Tv, units] tensor
         # per step (StridedSliceGrad), that of expand_dims a reshape.
         hidden = ops.tanh(
             ops.expand_dims(projected_query, 2) + ops.expand_dims(keys, 1)
         )
-        scores = ops.einsum("bqvu,u->bqv", hidden, self.score_vector)
+        scores = ops.einsum("bqvu,u->bqv", hidden, score_vector)
         mask = None if value_mask is None else value_mask[:, None, :]
         alignment = masked_softmax(scores, mask)
         return ops.squeeze(alignment, 1) if single_step else alignment
 
-    def call(self, query, value, value_mask=None, keys=None):
+    def call(
+        self, query, value, value_mask=None, keys=None, query_weights=None
+    ):
         if keys is None:
             keys = self.project_keys(value)
-        alignment = self.align(query, keys, value_mask)
+        alignment = self.align(query, keys, value_mask, query_weights)
         if len(query.shape) == 2:
             context = ops.matmul(ops.expand_dims(alignment, 1), value)
             return ops.squeeze(context, 1), alignment
@@ -120,7 +135,9 @@ class BahdanauAttention(keras.layers.Layer):
     def compute_mask(self, query, mask=None):
         return mask, mask
 
-    def compute_output_spec(self, query, value, value_mask=None, keys=None):
+    def compute_output_spec(
+        self, query, value, value_mask=None, keys=None, query_weights=None
+    ):
         prefix = tuple(query.shape[:-1])
         return (
             keras.KerasTensor(

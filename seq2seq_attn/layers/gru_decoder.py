@@ -111,10 +111,26 @@ class GRUDecoder(keras.layers.Layer):
         """W E y_{i-1} + b for the three gates, for any leading axes."""
         return ops.matmul(target_embedding, self.embedding_kernel) + self.bias
 
-    def project_context(self, context):
+    def project_context(self, context, context_kernel=None):
         """C c for the three gates, for any leading axes (a search projects
-        the annotations h_j instead, see `inference_step`)."""
-        return ops.matmul(context, self.context_kernel)
+        the annotations h_j instead, see `inference_step`); C read before a
+        loop over time may be given."""
+        if context_kernel is None:
+            context_kernel = self.context_kernel
+        return ops.matmul(context, context_kernel)
+
+    def read_step_weights(self):
+        """What `step` reads, read (and cast to the compute dtype) once before
+        a loop over time, not at every step: U split by
+        `split_recurrent_kernel`, C, and the alignment model's W_a and v_a."""
+        dtype = self.compute_dtype
+        return (
+            split_recurrent_kernel(self.recurrent_kernel, dtype),
+            ops.cast(self.context_kernel, dtype),
+            None
+            if self.attention is None
+            else self.attention.read_query_weights(),
+        )
 
     def next_state(self, gate_inputs, state, recurrent_kernel=None):
         """s_i from s_{i-1} and the gates' inputs W E y_{i-1} + C c_i + b,
@@ -136,7 +152,7 @@ class GRUDecoder(keras.layers.Layer):
         memory,
         keys=None,
         memory_mask=None,
-        recurrent_kernel=None,
+        weights=None,
     ):
         """One decoder step i.
 
@@ -144,20 +160,27 @@ class GRUDecoder(keras.layers.Layer):
             projected_embedding: `project_embedding(E y_{i-1})`, [B, 3n].
             state: s_{i-1}, [B, n].
             memory, keys, memory_mask: as in `call` and `project_keys`.
-            recurrent_kernel: U split by `split_recurrent_kernel`, when the
-                caller loops over many steps (default: split here).
+            weights: `read_step_weights()`, when the caller loops over many
+                steps (default: read here).
 
         Returns:
             `(state, context, alignment)`: s_i [B, n], c_i [B, Dc] and alpha_i
             [B, Tx] (None without attention).
         """
+        recurrent_kernel, context_kernel, query_weights = weights or (None,) * 3
         if self.attention is None:
             context, alignment = memory, None
         else:
             context, alignment = self.attention(
-                state, memory, value_mask=memory_mask, keys=keys
+                state,
+                memory,
+                value_mask=memory_mask,
+                keys=keys,
+                query_weights=query_weights,
             )
-        gate_inputs = projected_embedding + self.project_context(context)
+        gate_inputs = projected_embedding + self.project_context(
+            context, context_kernel
+        )
         return (
             self.next_state(gate_inputs, state, recurrent_kernel),
             context,
@@ -213,13 +236,11 @@ class GRUDecoder(keras.layers.Layer):
         initial = self.initial_state(summary)
         projected = time_major(self.project_embedding(target_embedding))
         keys = self.project_keys(memory)
-        kernels = split_recurrent_kernel(self.recurrent_kernel, projected.dtype)
+        weights = self.read_step_weights()
         if self.attention is None:
 
             def fixed_context_step(state, projected_t):
-                return self.step(
-                    projected_t, state, memory, recurrent_kernel=kernels
-                )[0]
+                return self.step(projected_t, state, memory, weights=weights)[0]
 
             _, states = scan_over_time(
                 fixed_context_step, initial, (projected,), projected.dtype
@@ -243,7 +264,7 @@ class GRUDecoder(keras.layers.Layer):
                 memory,
                 keys,
                 memory_mask,
-                recurrent_kernel=kernels,
+                weights=weights,
             )
 
         _, (states, contexts, alignments) = scan_over_time(

@@ -4,6 +4,8 @@ Run over a whole sequence, each layer is its own recurrence, so every layer's
 input projection is computed for all time steps at once; only the recurrent
 matmul runs inside `ops.scan`. `step` advances all layers by one time step,
 for decoders whose next input depends on their last output (input feeding).
+The weights are read (and, under mixed precision, cast) once, before a loop
+over time, not at every step.
 """
 
 import keras
@@ -163,7 +165,18 @@ class StackedLSTM(keras.layers.Layer):
             masks.append(self._drop(ones, training))
         return tuple(masks)
 
-    def step(self, inputs, state, dropout_masks=None):
+    def read_weights(self):
+        """`(kernels, recurrent_kernels, biases)`: W, U and b of every layer
+        as tensors in the compute dtype, for `step` inside a loop over time
+        (read there, each step would read and cast every variable again)."""
+        return tuple(
+            tuple(ops.cast(w, self.compute_dtype) for w in weights)
+            for weights in (self.kernels, self.recurrent_kernels, self.biases)
+        )
+
+    def step(
+        self, inputs, state, dropout_masks=None, weights=None, projected=None
+    ):
         """Advances every layer one time step.
 
         Args:
@@ -171,21 +184,30 @@ class StackedLSTM(keras.layers.Layer):
             state: flat tuple of 2L tensors.
             dropout_masks: one [B, D_l] mask per layer (from `dropout_masks`),
                 or None.
+            weights: `read_weights()`, read before a loop over time; None
+                reads the variables here.
+            projected: for input feeding, layer 1's W x + b [B, 4n] for a
+                leading part of its input, computed for all time steps at
+                once before the loop; `inputs` is then the rest of layer 1's
+                input, and the first kernel of `weights` its rows of W.
 
         Returns:
             `(output, state)`: the top layer's h [B, n] and the new flat state.
         """
+        kernels, recurrent_kernels, biases = weights or self.read_weights()
         new_state = []
         for layer in range(self.num_layers):
             if dropout_masks is not None:
                 inputs = inputs * dropout_masks[layer]
-            projected = (
-                ops.matmul(inputs, self.kernels[layer]) + self.biases[layer]
-            )
+            product = ops.matmul(inputs, kernels[layer])
+            if layer == 0 and projected is not None:
+                gate_inputs = projected + product
+            else:
+                gate_inputs = product + biases[layer]
             hidden, cell = lstm_step(
-                projected,
+                gate_inputs,
                 (state[2 * layer], state[2 * layer + 1]),
-                self.recurrent_kernels[layer],
+                recurrent_kernels[layer],
             )
             new_state += [hidden, cell]
             inputs = hidden
@@ -213,7 +235,9 @@ class StackedLSTM(keras.layers.Layer):
             projected = (
                 ops.matmul(sequence, self.kernels[layer]) + self.biases[layer]
             )
-            recurrent_kernel = self.recurrent_kernels[layer]
+            recurrent_kernel = ops.cast(
+                self.recurrent_kernels[layer], projected.dtype
+            )
 
             def layer_step(state, projected_t, mask_t, kernel=recurrent_kernel):
                 new_state = lstm_step(projected_t, state, kernel)

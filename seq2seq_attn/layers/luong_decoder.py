@@ -115,10 +115,13 @@ class LuongDecoder(keras.layers.Layer):
                 initializer=self.kernel_initializer,
             )
 
-    def attentional(self, context, hidden):
-        """h~ = tanh(W_c [c; h]) (Eq. 5), for any leading axes."""
+    def attentional(self, context, hidden, combine_kernel=None):
+        """h~ = tanh(W_c [c; h]) (Eq. 5), for any leading axes; W_c read
+        before a loop over time may be given."""
+        if combine_kernel is None:
+            combine_kernel = self.combine_kernel
         combined = ops.concatenate([context, hidden], axis=-1)
-        return ops.tanh(ops.matmul(combined, self.combine_kernel))
+        return ops.tanh(ops.matmul(combined, combine_kernel))
 
     def project_keys(self, memory):
         """The attention's query-independent part, once per sentence."""
@@ -162,12 +165,27 @@ class LuongDecoder(keras.layers.Layer):
         if self.input_feeding:
             inputs = ops.concatenate([embedding, state[-1]], axis=-1)
         hidden, lstm_state = self.lstm.step(inputs, lstm_state, dropout_masks)
+        return self._attend(
+            hidden, lstm_state, position, memory, keys, memory_mask
+        )
+
+    def _attend(
+        self,
+        hidden,
+        lstm_state,
+        position,
+        memory,
+        keys,
+        memory_mask,
+        combine_kernel=None,
+    ):
+        """`step`'s outputs from the top layer's new h_t."""
         if self.attention is None:
             return hidden, None, lstm_state
         context, alignment = self.attention(
             hidden, memory, value_mask=memory_mask, position=position, keys=keys
         )
-        attentional = self.attentional(context, hidden)
+        attentional = self.attentional(context, hidden, combine_kernel)
         if self.input_feeding:
             return attentional, alignment, lstm_state + (attentional,)
         return attentional, alignment, lstm_state
@@ -216,26 +234,49 @@ class LuongDecoder(keras.layers.Layer):
             ops.shape(target_embedding)[0],
             ops.shape(target_embedding)[1],
         )
+        width = target_embedding.shape[-1]
         masks = self.lstm.dropout_masks(
-            batch, steps, target_embedding.shape[-1] + self.units, training
+            batch, steps, width + self.units, training
         )
+        # Layer 1 reads [E y_{t-1}; h~_{t-1}]: W splits into the rows for
+        # the embeddings, whose product is computed for all steps at once
+        # here, and those for h~_{t-1}, the only product left in the loop.
+        kernels, recurrent_kernels, biases = self.lstm.read_weights()
+        embedding_kernel, feeding_kernel = ops.split(
+            kernels[0], [width], axis=0
+        )
+        weights = ((feeding_kernel,) + kernels[1:], recurrent_kernels, biases)
+        combine_kernel = ops.cast(self.combine_kernel, self.compute_dtype)
+        embedded = time_major(target_embedding)
+        if masks is not None:
+            embedding_mask, feeding_mask = ops.split(masks[0], [width], axis=-1)
+            embedded = embedded * embedding_mask
+            masks = (feeding_mask,) + masks[1:]
+        projected = ops.matmul(embedded, embedding_kernel) + biases[0]
         state = self.initial_state(initial_state)
         alignment = ops.zeros(
             (batch, ops.shape(memory)[1]), dtype=state[0].dtype
         )
         position = ops.zeros((), dtype="int32")
-        sequences = (time_major(target_embedding),) + tuple(masks or ())
+        sequences = (projected,) + tuple(masks or ())
 
-        def feeding_step(carry, embedding, *step_masks):
+        def feeding_step(carry, projected_t, *step_masks):
             state, _, position = carry
-            _, alignment, state = self.step(
-                embedding,
+            hidden, lstm_state = self.lstm.step(
+                state[-1],
+                state[: 2 * self.num_layers],
+                step_masks or None,
+                weights,
+                projected_t,
+            )
+            _, alignment, state = self._attend(
+                hidden,
+                lstm_state,
                 position,
-                state,
                 memory,
                 keys,
                 memory_mask,
-                step_masks or None,
+                combine_kernel,
             )
             return state, alignment, position + 1
 
