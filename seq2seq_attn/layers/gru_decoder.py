@@ -113,16 +113,14 @@ class GRUDecoder(keras.layers.Layer):
 
     def project_context(self, context, context_kernel=None):
         """C c for the three gates, for any leading axes (a search projects
-        the annotations h_j instead, see `inference_step`); C read before a
-        loop over time may be given."""
+        the annotations h_j instead, see `inference_step`)."""
         if context_kernel is None:
             context_kernel = self.context_kernel
         return ops.matmul(context, context_kernel)
 
     def read_step_weights(self):
-        """What `step` reads, read (and cast to the compute dtype) once before
-        a loop over time, not at every step: U split by
-        `split_recurrent_kernel`, C, and the alignment model's W_a and v_a."""
+        """What `step` reads, cast to the compute dtype once before a loop
+        over time: U split by `split_recurrent_kernel`, C, W_a and v_a."""
         dtype = self.compute_dtype
         return (
             split_recurrent_kernel(self.recurrent_kernel, dtype),
@@ -172,11 +170,7 @@ class GRUDecoder(keras.layers.Layer):
             context, alignment = memory, None
         else:
             context, alignment = self.attention(
-                state,
-                memory,
-                value_mask=memory_mask,
-                keys=keys,
-                query_weights=query_weights,
+                state, memory, memory_mask, keys, query_weights
             )
         gate_inputs = projected_embedding + self.project_context(
             context, context_kernel

@@ -217,77 +217,15 @@ class LuongDecoder(keras.layers.Layer):
             return self._drop(
                 self.attentional(context, hidden), training
             ), alignments
-        return self._feeding_loop(
-            target_embedding, memory, memory_mask, keys, initial_state, training
+        return _teacher_forced_feeding(
+            self,
+            target_embedding,
+            memory,
+            memory_mask,
+            keys,
+            initial_state,
+            training,
         )
-
-    def _feeding_loop(
-        self,
-        target_embedding,
-        memory,
-        memory_mask,
-        keys,
-        initial_state,
-        training,
-    ):
-        batch, steps = (
-            ops.shape(target_embedding)[0],
-            ops.shape(target_embedding)[1],
-        )
-        width = target_embedding.shape[-1]
-        masks = self.lstm.dropout_masks(
-            batch, steps, width + self.units, training
-        )
-        # Layer 1 reads [E y_{t-1}; h~_{t-1}]: W splits into the rows for
-        # the embeddings, whose product is computed for all steps at once
-        # here, and those for h~_{t-1}, the only product left in the loop.
-        kernels, recurrent_kernels, biases = self.lstm.read_weights()
-        embedding_kernel, feeding_kernel = ops.split(
-            kernels[0], [width], axis=0
-        )
-        weights = ((feeding_kernel,) + kernels[1:], recurrent_kernels, biases)
-        combine_kernel = ops.cast(self.combine_kernel, self.compute_dtype)
-        embedded = time_major(target_embedding)
-        if masks is not None:
-            embedding_mask, feeding_mask = ops.split(masks[0], [width], axis=-1)
-            embedded = embedded * embedding_mask
-            masks = (feeding_mask,) + masks[1:]
-        projected = ops.matmul(embedded, embedding_kernel) + biases[0]
-        state = self.initial_state(initial_state)
-        alignment = ops.zeros(
-            (batch, ops.shape(memory)[1]), dtype=state[0].dtype
-        )
-        position = ops.zeros((), dtype="int32")
-        sequences = (projected,) + tuple(masks or ())
-
-        def feeding_step(carry, projected_t, *step_masks):
-            state, _, position = carry
-            hidden, lstm_state = self.lstm.step(
-                state[-1],
-                state[: 2 * self.num_layers],
-                step_masks or None,
-                weights,
-                projected_t,
-            )
-            _, alignment, state = self._attend(
-                hidden,
-                lstm_state,
-                position,
-                memory,
-                keys,
-                memory_mask,
-                combine_kernel,
-            )
-            return state, alignment, position + 1
-
-        _, (states, alignments, _) = scan_over_time(
-            feeding_step,
-            (state, alignment, position),
-            sequences,
-            target_embedding.dtype,
-        )
-        attentional = time_major(states[-1])
-        return self._drop(attentional, training), time_major(alignments)
 
     def _drop(self, inputs, training):
         if training and self.dropout > 0:
@@ -341,3 +279,74 @@ class LuongDecoder(keras.layers.Layer):
             }
         )
         return config
+
+
+def _teacher_forced_feeding(
+    decoder,
+    target_embedding,
+    memory,
+    memory_mask,
+    keys,
+    initial_state,
+    training,
+):
+    """`LuongDecoder.call` with input feeding (Sec. 3.3): the loop over the
+    target's time steps, teacher-forced; `(h~ [B, Ty, n], a [B, Ty, Tx])`.
+
+    It runs `decoder.step`'s equations with the weights read once, and the
+    embeddings' share of layer 1's input product computed before the loop.
+    """
+    batch, steps = (
+        ops.shape(target_embedding)[0],
+        ops.shape(target_embedding)[1],
+    )
+    width = target_embedding.shape[-1]
+    masks = decoder.lstm.dropout_masks(
+        batch, steps, width + decoder.units, training
+    )
+    # Layer 1 reads [E y_{t-1}; h~_{t-1}]: W splits into the rows for
+    # the embeddings, whose product is computed for all steps at once
+    # here, and those for h~_{t-1}, the only product left in the loop.
+    kernels, recurrent_kernels, biases = decoder.lstm.read_weights()
+    embedding_kernel, feeding_kernel = ops.split(kernels[0], [width], axis=0)
+    weights = ((feeding_kernel,) + kernels[1:], recurrent_kernels, biases)
+    combine_kernel = ops.cast(decoder.combine_kernel, decoder.compute_dtype)
+    embedded = time_major(target_embedding)
+    if masks is not None:
+        embedding_mask, feeding_mask = ops.split(masks[0], [width], axis=-1)
+        embedded = embedded * embedding_mask
+        masks = (feeding_mask,) + masks[1:]
+    projected = ops.matmul(embedded, embedding_kernel) + biases[0]
+    state = decoder.initial_state(initial_state)
+    alignment = ops.zeros((batch, ops.shape(memory)[1]), dtype=state[0].dtype)
+    position = ops.zeros((), dtype="int32")
+    sequences = (projected,) + tuple(masks or ())
+
+    def feeding_step(carry, projected_t, *step_masks):
+        state, _, position = carry
+        hidden, lstm_state = decoder.lstm.step(
+            state[-1],
+            state[: 2 * decoder.num_layers],
+            step_masks or None,
+            weights,
+            projected_t,
+        )
+        _, alignment, state = decoder._attend(
+            hidden,
+            lstm_state,
+            position,
+            memory,
+            keys,
+            memory_mask,
+            combine_kernel,
+        )
+        return state, alignment, position + 1
+
+    _, (states, alignments, _) = scan_over_time(
+        feeding_step,
+        (state, alignment, position),
+        sequences,
+        target_embedding.dtype,
+    )
+    attentional = time_major(states[-1])
+    return decoder._drop(attentional, training), time_major(alignments)
