@@ -14,6 +14,18 @@ LENGTHS = [9, 4, 1]
 WINDOW = 2
 
 
+def _inputs(rng, units, layers):
+    """Embeddings [3, 5, 4], memory [3, 9, units] with its mask (rows of
+    LENGTHS) and an encoder state of 2 * layers tensors [3, units]."""
+    target_embedding = rng.normal(size=(3, 5, 4)).astype("float32")
+    memory = rng.normal(size=(3, 9, units)).astype("float32")
+    mask = np.arange(9)[None, :] < np.array(LENGTHS)[:, None]
+    initial = tuple(
+        rng.normal(size=(3, units)).astype("float32") for _ in range(2 * layers)
+    )
+    return target_embedding, memory, mask, initial
+
+
 @pytest.mark.parametrize(
     "score,mode",
     list(itertools.product(["general", "concat"], ["global", "local-p"]))
@@ -32,12 +44,7 @@ def test_input_feeding_matches_the_equations(rng, score, mode):
         max_source_length=12,
         bias_initializer="random_normal",
     )
-    target_embedding = rng.normal(size=(3, 5, 4)).astype("float32")
-    memory = rng.normal(size=(3, 9, units)).astype("float32")
-    mask = np.arange(9)[None, :] < np.array(LENGTHS)[:, None]
-    initial = tuple(
-        rng.normal(size=(3, units)).astype("float32") for _ in range(2 * layers)
-    )
+    target_embedding, memory, mask, initial = _inputs(rng, units, layers)
     attentional, alignments = (
         np.asarray(t) for t in decoder(target_embedding, memory, mask, initial)
     )
@@ -104,12 +111,7 @@ def test_training_loop_with_dropout_matches_single_steps(rng):
         dropout=rate,
         bias_initializer="random_normal",
     )
-    target_embedding = rng.normal(size=(3, 5, 4)).astype("float32")
-    memory = rng.normal(size=(3, 9, units)).astype("float32")
-    mask = np.arange(9)[None, :] < np.array(LENGTHS)[:, None]
-    initial = tuple(
-        rng.normal(size=(3, units)).astype("float32") for _ in range(2 * layers)
-    )
+    target_embedding, memory, mask, initial = _inputs(rng, units, layers)
     decoder(target_embedding, memory, mask, initial)  # builds
     drawn = []
     draw = decoder.lstm.dropout_masks
