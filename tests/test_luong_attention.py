@@ -51,20 +51,31 @@ def test_matches_equations(score, mode, inputs):
 
 @pytest.mark.parametrize("score,mode", CASES)
 def test_single_step_with_position_equals_all_steps(score, mode, inputs):
+    """Also with the weights read once, as a loop over time passes them."""
     query, value, mask = inputs
     layer = _layer(score, mode)
     context, alignment = layer(query, value, value_mask=mask)
     keys = layer.project_keys(value)
+    # As a loop over time calls it: the weights read once, before the loop.
+    read_once = layer.read_query_weights(value.shape[1])
+    if score == "location":
+        assert tuple(read_once["location_kernel"].shape) == (6, 9)
     for t in range(query.shape[1]):
-        c_t, a_t = layer(
-            query[:, t], value, value_mask=mask, position=t, keys=keys
-        )
-        np.testing.assert_allclose(
-            np.asarray(a_t), np.asarray(alignment)[:, t], atol=1e-6
-        )
-        np.testing.assert_allclose(
-            np.asarray(c_t), np.asarray(context)[:, t], atol=1e-6
-        )
+        for query_weights in (None, read_once):
+            c_t, a_t = layer(
+                query[:, t],
+                value,
+                value_mask=mask,
+                position=t,
+                keys=keys,
+                query_weights=query_weights,
+            )
+            np.testing.assert_allclose(
+                np.asarray(a_t), np.asarray(alignment)[:, t], atol=1e-6
+            )
+            np.testing.assert_allclose(
+                np.asarray(c_t), np.asarray(context)[:, t], atol=1e-6
+            )
 
 
 @pytest.mark.parametrize("mode", ["local-m", "local-p"])

@@ -48,6 +48,8 @@ class LuongAttention(keras.layers.Layer):
         position: decoder position t for local modes: a scalar or [B] for one
             step, [Tq] or [B, Tq] for all steps (default: 0..Tq-1).
         keys: optional `project_keys(value)`.
+        query_weights: optional `read_query_weights(Tv)`, read before a
+            loop over time.
 
     Returns:
         `(context, alignment)`: context [B, Dv] or [B, Tq, Dv], alignment
@@ -125,39 +127,75 @@ class LuongAttention(keras.layers.Layer):
             return ops.matmul(value, self.key_kernel)
         return value
 
-    def _scores(self, query, value, keys):
+    def read_query_weights(self, source_length):
+        """The weights that meet the query, in the compute dtype: concat's
+        W_a and v_a, location's W_a (its first `source_length` columns, the
+        source positions there are), local-p's W_p and v_p; a dict, empty
+        for dot and general.
+
+        Read once before a loop over time (read inside, each step would
+        read, cast and slice them again), and passed to `call`.
+        """
+        names = {
+            "concat": ("query_kernel", "score_vector"),
+            "location": ("location_kernel",),
+        }.get(self.score, ())
+        if self.mode == "local-p":
+            names += ("position_kernel", "position_vector")
+        weights = {
+            name: ops.cast(getattr(self, name), self.compute_dtype)
+            for name in names
+        }
+        if "location_kernel" in weights:
+            location = weights["location_kernel"]
+            weights["location_kernel"] = location[:, :source_length]
+        return weights
+
+    def _scores(self, query, keys, weights):
         if self.score in ("dot", "general"):
             return ops.einsum("bqd,bvd->bqv", query, keys)
         if self.score == "concat":
-            projected = ops.matmul(query, self.query_kernel)
+            projected = ops.matmul(query, weights["query_kernel"])
             # expand_dims, not indexing: see `BahdanauAttention.align`.
             hidden = ops.tanh(
                 ops.expand_dims(projected, 2) + ops.expand_dims(keys, 1)
             )
-            return ops.einsum("bqvu,u->bqv", hidden, self.score_vector)
-        source_length = ops.shape(value)[1]
-        return ops.matmul(query, self.location_kernel[:, :source_length])
+            return ops.einsum("bqvu,u->bqv", hidden, weights["score_vector"])
+        return ops.matmul(query, weights["location_kernel"])
 
-    def predicted_position(self, query, value_mask):
-        """p_t of local-p (Eq. 9): [B, Tq], within [0, S]."""
-        hidden = ops.tanh(ops.matmul(query, self.position_kernel))
+    def predicted_position(self, query, value_mask, query_weights=None):
+        """p_t of local-p (Eq. 9): [B, Tq], within [0, S]; `query_weights`
+        from `read_query_weights`, or None to read them."""
+        if query_weights is None:
+            query_weights = self.read_query_weights(None)
+        hidden = ops.tanh(ops.matmul(query, query_weights["position_kernel"]))
         gate = ops.sigmoid(
-            ops.einsum("bqu,u->bq", hidden, self.position_vector)
+            ops.einsum("bqu,u->bq", hidden, query_weights["position_vector"])
         )
         lengths = ops.cast(sequence_lengths(value_mask), gate.dtype)
         return lengths[:, None] * gate
 
-    def _centre(self, query, value_mask, position):
+    def _centre(self, query, value_mask, position, weights):
         if self.mode == "local-p":
-            return self.predicted_position(query, value_mask)
+            return self.predicted_position(query, value_mask, weights)
         batch, steps = ops.shape(query)[0], ops.shape(query)[1]
         if position is None:
             position = ops.arange(steps)
         return ops.broadcast_to(ops.cast(position, query.dtype), (batch, steps))
 
-    def call(self, query, value, value_mask=None, position=None, keys=None):
+    def call(
+        self,
+        query,
+        value,
+        value_mask=None,
+        position=None,
+        keys=None,
+        query_weights=None,
+    ):
         if keys is None:
             keys = self.project_keys(value)
+        if query_weights is None:
+            query_weights = self.read_query_weights(ops.shape(value)[1])
         single_step = len(query.shape) == 2
         if single_step:
             query = ops.expand_dims(query, 1)
@@ -165,10 +203,10 @@ class LuongAttention(keras.layers.Layer):
                 position = ops.reshape(position, (-1, 1))
         if value_mask is None:
             value_mask = ops.ones(ops.shape(value)[:2], dtype="bool")
-        scores = self._scores(query, value, keys)
+        scores = self._scores(query, keys, query_weights)
         mask = ops.broadcast_to(value_mask[:, None, :], ops.shape(scores))
         if self.mode != "global":
-            centre = self._centre(query, value_mask, position)
+            centre = self._centre(query, value_mask, position, query_weights)
             source_positions = ops.cast(
                 ops.arange(ops.shape(value)[1]), query.dtype
             )
@@ -189,7 +227,13 @@ class LuongAttention(keras.layers.Layer):
         return mask, mask
 
     def compute_output_spec(
-        self, query, value, value_mask=None, position=None, keys=None
+        self,
+        query,
+        value,
+        value_mask=None,
+        position=None,
+        keys=None,
+        query_weights=None,
     ):
         prefix = tuple(query.shape[:-1])
         return (

@@ -178,12 +178,18 @@ class LuongDecoder(keras.layers.Layer):
         keys,
         memory_mask,
         combine_kernel=None,
+        query_weights=None,
     ):
         """`step`'s outputs from the top layer's new h_t."""
         if self.attention is None:
             return hidden, None, lstm_state
         context, alignment = self.attention(
-            hidden, memory, value_mask=memory_mask, position=position, keys=keys
+            hidden,
+            memory,
+            value_mask=memory_mask,
+            position=position,
+            keys=keys,
+            query_weights=query_weights,
         )
         attentional = self.attentional(context, hidden, combine_kernel)
         if self.input_feeding:
@@ -293,8 +299,9 @@ def _teacher_forced_feeding(
     """`LuongDecoder.call` with input feeding (Sec. 3.3): the loop over the
     target's time steps, teacher-forced; `(h~ [B, Ty, n], a [B, Ty, Tx])`.
 
-    It runs `decoder.step`'s equations with the weights read once, and the
-    embeddings' share of layer 1's input product computed before the loop.
+    It runs `decoder.step`'s equations with the weights read once (the
+    attention's too), and the embeddings' share of layer 1's input product
+    computed before the loop.
     """
     batch, steps = (
         ops.shape(target_embedding)[0],
@@ -311,6 +318,7 @@ def _teacher_forced_feeding(
     embedding_kernel, feeding_kernel = ops.split(kernels[0], [width], axis=0)
     weights = ((feeding_kernel,) + kernels[1:], recurrent_kernels, biases)
     combine_kernel = ops.cast(decoder.combine_kernel, decoder.compute_dtype)
+    query_weights = decoder.attention.read_query_weights(ops.shape(memory)[1])
     embedded = time_major(target_embedding)
     if masks is not None:
         embedding_mask, feeding_mask = ops.split(masks[0], [width], axis=-1)
@@ -339,6 +347,7 @@ def _teacher_forced_feeding(
             keys,
             memory_mask,
             combine_kernel,
+            query_weights,
         )
         return state, alignment, position + 1
 
