@@ -58,6 +58,7 @@ def test_paper_recipes_leave_the_modern_features_off_and_say_so(path):
     run = run_config_from_flagfile(path)
     assert run.train.label_smoothing == 0.0
     assert run.train.accumulate_batches == 1
+    assert run.train.ema_decay == 0.0
     assert run.model.tie_embeddings == "none" and not run.data.joint_vocab
     assert "Not in the paper, so left at their defaults (off)" in (
         path.read_text()

@@ -794,3 +794,45 @@ def test_a_joint_vocabulary_trains_all_tied_weights_and_translates(
     ]
     for name in ("separate", "unequal"):
         assert not (tmp_path / name).exists()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "strategy", [[], ["--strategy=mirrored", "--num_cpu_devices=2"]]
+)
+def test_weight_average_is_validated_and_kept_as_best(
+    text_files, tmp_path, strategy
+):
+    import tensorflow as tf
+
+    model_dir = tmp_path / "averaged"
+    result = _run(
+        _command(
+            model_dir, *text_files, "--ema_decay=0.9", "--epochs=1", *strategy
+        )
+    )
+    assert "weights averaged, decay 0.9" in result.stdout
+    assert json.loads((model_dir / "config.json").read_text())["train"][
+        "ema_decay"
+    ] == pytest.approx(0.9)
+    reader = tf.train.load_checkpoint(
+        tf.train.latest_checkpoint(str(model_dir / "checkpoints"))
+    )
+    averages = [
+        reader.get_tensor(name)
+        for name in reader.get_variable_to_shape_map()
+        if name.startswith("weight_average/")
+    ]
+    trained = _checkpoint_weights(model_dir / "checkpoints")
+    best = _checkpoint_weights(model_dir / "best")
+
+    def holds(weights, array):
+        return any(
+            w.shape == array.shape and np.allclose(w, array)
+            for w in weights.values()
+        )
+
+    # best/ (validated at the epoch's end) holds the average; the training
+    # checkpoint, which resumes, the weights themselves.
+    assert averages and all(holds(best, a) for a in averages)
+    assert not all(holds(trained, a) for a in averages)

@@ -279,6 +279,12 @@ class TrainConfig:
             reference token and e spread evenly over the vocabulary
             (Szegedy et al. 2016; 0: off, the papers' loss); validation
             perplexity is measured without it.
+        ema_decay: d of an exponential moving average of the weights,
+            updated after every update (avg <- d avg + (1 - d) weights,
+            with a warm-up; `training.weight_average`) and used instead of
+            them for validation, `best/` and so translate and the export
+            (0: off, the papers' weights; 0.999 averages about the last
+            1,000 updates).
 
     The fields declared `resumable` may change when a run is resumed; the
     others (the optimizer and its state) are fixed by the checkpoint.
@@ -306,6 +312,7 @@ class TrainConfig:
     divergence_window: int = resumable(100)
     accumulate_batches: int = 1
     label_smoothing: float = 0.0
+    ema_decay: float = 0.0
 
     def __post_init__(self):
         _check(self.learning_rate > 0, "train: learning_rate must be positive")
@@ -326,6 +333,10 @@ class TrainConfig:
             0.0 <= self.label_smoothing < 1.0,
             "train: label_smoothing must be in [0, 1), got "
             f"{self.label_smoothing}",
+        )
+        _check(
+            0.0 <= self.ema_decay < 1.0,
+            f"train: ema_decay must be in [0, 1), got {self.ema_decay}",
         )
         _check_fields(
             self,

@@ -14,6 +14,8 @@ import shutil
 
 import tensorflow as tf
 
+from seq2seq_attn.training.weight_average import WeightAverage
+
 # What reading a damaged checkpoint raises: a cut `.index` is "not an
 # sstable" (OpError), a cut shard "Read less bytes than requested"
 # (IndexError), a changed byte a checksum mismatch (DataLossError).
@@ -200,14 +202,15 @@ class TrainingCheckpoints:
         return self._best.save(checkpoint_number=step)
 
 
-def training_state(model, optimizer):
+def training_state(model, optimizer, ema_decay=0.0):
     """What a training checkpoint holds besides the data iterator (created
     under the strategy's scope): the model, the optimizer, the step, the
     best validation BLEU and the validations since, the step of the last
     validation whose results were recorded (one a kill cut short runs
-    again on resume), and dropout's random state (Keras keeps it out of the
-    model's checkpoint, but a resumed run must draw the same masks)."""
-    return dict(
+    again on resume), dropout's random state (Keras keeps it out of the
+    model's checkpoint, but a resumed run must draw the same masks), and
+    with `ema_decay` the `WeightAverage` of the weights."""
+    state = dict(
         model=model,
         optimizer=optimizer,
         step=tf.Variable(0, dtype=tf.int64, trainable=False),
@@ -220,3 +223,8 @@ def training_state(model, optimizer):
             if "seed_generator" in v.path
         },
     )
+    if ema_decay:
+        state["weight_average"] = WeightAverage(
+            model.trainable_variables, ema_decay
+        )
+    return state

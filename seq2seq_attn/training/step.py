@@ -21,6 +21,7 @@ def make_train_step(
     step,
     jit_compile=False,
     accumulate_batches=1,
+    weight_average=None,
 ):
     """A `tf.function` of a batch iterator that makes one update from its
     next `accumulate_batches` batches, adds 1 to `step` and returns
@@ -35,6 +36,8 @@ def make_train_step(
         accumulate_batches: k; the update is the gradient of the k batches'
             summed loss over all their target tokens, which is the
             gradient of one batch k times larger.
+        weight_average: a `WeightAverage` of the trainable weights to move
+            after each update, or None.
     """
     scaled = isinstance(optimizer, keras.optimizers.LossScaleOptimizer)
     variables = model.trainable_variables
@@ -69,15 +72,13 @@ def make_train_step(
             )
             for (source, target_input), target_output in shards
         ]
-        loss_sum = tf.add_n([loss for loss, _ in summed])
-        gradients = [
-            _sum(parts)
-            for parts in zip(*(grads for _, grads in summed), strict=True)
-        ]
+        loss_sum, gradients = _added_up(summed)
         norm = tf.linalg.global_norm(gradients)
         if scaled:
             norm /= tf.cast(optimizer.dynamic_scale, norm.dtype)
         optimizer.apply_gradients(zip(gradients, variables, strict=True))
+        if weight_average is not None:
+            weight_average.update(variables, step + 1)
         return loss_sum, tokens, norm
 
     def train_step(iterator):
@@ -102,6 +103,17 @@ def _target_tokens(batches):
             for _, target_output in batches
         ]
     )
+
+
+def _added_up(summed):
+    """The loss and the gradients of several batches' `(loss sum,
+    gradients)`, added up."""
+    loss_sum = tf.add_n([loss for loss, _ in summed])
+    gradients = [
+        _sum(parts)
+        for parts in zip(*(grads for _, grads in summed), strict=True)
+    ]
+    return loss_sum, gradients
 
 
 def _sum(gradients):

@@ -60,6 +60,7 @@ from seq2seq_attn.training.strategy import (
     worker_index,
 )
 from seq2seq_attn.training.validation import Validation, attends
+from seq2seq_attn.training.weight_average import averaged_in
 
 
 class Trainer:
@@ -157,7 +158,8 @@ class Trainer:
             self.model = build_model(self.run.model)
             self.optimizer = make_optimizer(train, self.steps_per_epoch)
             self.optimizer.build(self.model.trainable_variables)
-            state = training_state(self.model, self.optimizer)
+            state = training_state(self.model, self.optimizer, train.ema_decay)
+        self.weight_average = state.get("weight_average")
         self.step = state["step"]
         self.best_bleu = state["best_bleu"]
         self.bad_validations = state["bad_validations"]
@@ -195,6 +197,8 @@ class Trainer:
         self.loss_fn = training_loss(train.label_smoothing)
         if train.label_smoothing:
             self.log(_SMOOTHING.format(train.label_smoothing))
+        if train.ema_decay:
+            self.log(_AVERAGE.format(train.ema_decay))
         self._train_step = make_train_step(
             self.model,
             self.optimizer,
@@ -203,6 +207,7 @@ class Trainer:
             self.step,
             jit_compile=train.jit_compile,
             accumulate_batches=train.accumulate_batches,
+            weight_average=self.weight_average,
         )
 
     def _resume_from_checkpoint(self, train):
@@ -301,14 +306,8 @@ class Trainer:
         try:
             self.guard.check(loss, step)
         except TrainingDivergedError as error:
-            kept = (
-                f"the last checkpoint is {self.checkpoints.last}"
-                if self.checkpoints.last
-                else "no checkpoint was saved before it"
-            )
-            raise type(error)(
-                f"{error} (epoch {epoch + 1}); nothing was saved after it, "
-                f"{kept}"
+            raise _saying_what_was_kept(
+                error, epoch, self.checkpoints.last
             ) from None
 
     def _flush_log(self, lines):
@@ -318,21 +317,23 @@ class Trainer:
 
     def validate(self, epoch, writer=None):
         """Perplexity and greedy BLEU on the validation text; keeps the best
-        checkpoint by BLEU apart."""
+        checkpoint by BLEU apart (with `ema_decay`, those of the weight
+        average: `best/` holds the average)."""
         step = int(self.step.numpy())
-        metrics = self.valid.measure(epoch, step, self.log)
-        bleu, mean_perplexity = metrics["bleu"], metrics["perplexity"]
-        if bleu > float(self.best_bleu.numpy()):
-            self.best_bleu.assign(bleu)
-            self.bad_validations.assign(0)
-            self.checkpoints.save_best(step)
-            if self.chief:
-                write_atomically(
-                    self.paths.best / "metrics.json",
-                    json.dumps(metrics, indent=2) + "\n",
-                )
-        else:
-            self.bad_validations.assign_add(1)
+        with averaged_in(self.weight_average, self.model.trainable_variables):
+            metrics = self.valid.measure(epoch, step, self.log)
+            bleu, mean_perplexity = metrics["bleu"], metrics["perplexity"]
+            if bleu > float(self.best_bleu.numpy()):
+                self.best_bleu.assign(bleu)
+                self.bad_validations.assign(0)
+                self.checkpoints.save_best(step)
+                if self.chief:
+                    write_atomically(
+                        self.paths.best / "metrics.json",
+                        json.dumps(metrics, indent=2) + "\n",
+                    )
+            else:
+                self.bad_validations.assign_add(1)
         if self.chief:
             append_rows(
                 self.paths.validation_log,
@@ -363,6 +364,22 @@ class Trainer:
         return False
 
 
+def _saying_what_was_kept(error, epoch, last_checkpoint):
+    """A `TrainingDivergedError` that also says what the run kept."""
+    kept = (
+        f"the last checkpoint is {last_checkpoint}"
+        if last_checkpoint
+        else "no checkpoint was saved before it"
+    )
+    return type(error)(
+        f"{error} (epoch {epoch + 1}); nothing was saved after it, {kept}"
+    )
+
+
+_AVERAGE = (
+    "weights averaged, decay {:g}: validation, best/ and the export use "
+    "the average"
+)
 _SMOOTHING = (
     "label smoothing {:g} in the training loss (the bar's loss and ppl); "
     "validation perplexity without it"
