@@ -241,7 +241,20 @@ def test_search_traces_with_a_static_batch_shape(beam_size):
     np.testing.assert_array_equal(translate().numpy(), eager.tokens.numpy())
 
 
-@pytest.mark.parametrize("vocab", [7859, 100])
+def test_top_k_cuts_the_vocabulary_without_padding_where_it_can():
+    from seq2seq_attn.decoding.search_step import chunk_size
+
+    # A divisor near 64 where there is one (no copy of [N, V] to pad it),
+    # 64 and padding where there is none.
+    for vocab in (4000, 8000, 10000, 32000):
+        chunk = chunk_size(vocab)
+        assert vocab % chunk == 0 and 32 <= chunk <= 128, (vocab, chunk)
+    assert chunk_size(8000) == 64
+    assert chunk_size(7859) == 64  # 29 x 271
+    assert chunk_size(None) == 64
+
+
+@pytest.mark.parametrize("vocab", [7859, 10000, 100])
 def test_two_pass_top_k_is_exact_with_ties(rng, vocab):
     from seq2seq_attn.decoding.search_step import top_k
 

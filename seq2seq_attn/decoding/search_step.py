@@ -214,7 +214,7 @@ def _every_row(values, fill, live, index):
     return tf.tensor_scatter_nd_update(others, index, values)
 
 
-def top_k(scores, k, excluded=(), chunk=64):
+def top_k(scores, k, excluded=(), chunk=None):
     """`tf.math.top_k(scores, min(k, V))` for scores [N, V], with the token
     ids `excluded` never chosen, in two cheaper passes when V is large: the
     best k of the chunk maxima (chunks of `chunk` tokens), then the best k
@@ -223,8 +223,12 @@ def top_k(scores, k, excluded=(), chunk=64):
     chunks are kept in vocabulary order, and `top_k` prefers the lower index
     among equal values). The excluded ids are masked in the small tensors
     only (the first chunk's maximum, the chosen chunks), never in [N, V].
+    `chunk` defaults to `chunk_size(V)`: where it does not divide V, [N, V]
+    is padded (a copy) before it is cut into chunks.
     """
     vocab = scores.shape[-1]
+    if chunk is None:
+        chunk = chunk_size(vocab)
     if (
         vocab is None
         or vocab < 4 * k * chunk
@@ -235,8 +239,11 @@ def top_k(scores, k, excluded=(), chunk=64):
             scores + never, tf.minimum(k, tf.shape(scores)[-1])
         )
     rows = tf.shape(scores)[0]
-    padded = tf.pad(scores, [[0, 0], [0, -vocab % chunk]], "CONSTANT", NEG_INF)
-    chunks = tf.reshape(padded, [rows, -1, chunk])
+    if vocab % chunk:
+        scores = tf.pad(
+            scores, [[0, 0], [0, -vocab % chunk]], "CONSTANT", NEG_INF
+        )
+    chunks = tf.reshape(scores, [rows, -1, chunk])
     maxima = tf.reduce_max(chunks, axis=-1)
     # The excluded ids are all in the first chunk: its maximum without them.
     never = _exclusion_mask(excluded, chunk)
@@ -249,6 +256,23 @@ def top_k(scores, k, excluded=(), chunk=64):
     values, positions = tf.math.top_k(tf.reshape(candidates, [rows, -1]), k)
     ids = tf.gather(best_chunks, positions // chunk, batch_dims=1) * chunk
     return values, ids + positions % chunk
+
+
+def chunk_size(vocab, preferred=64):
+    """The chunk of `top_k`'s first pass for a vocabulary of `vocab`: the
+    divisor of `vocab` nearest `preferred` within a factor of two, so that
+    [N, V] is cut into chunks without the copy that padding it takes at
+    every step; `preferred` where there is none (or V is unknown)."""
+    if not vocab:
+        return preferred
+    divisors = [
+        size
+        for size in range(preferred // 2, 2 * preferred + 1)
+        if vocab % size == 0
+    ]
+    return min(
+        divisors, key=lambda size: abs(size - preferred), default=preferred
+    )
 
 
 def _exclusion_mask(excluded, size):
