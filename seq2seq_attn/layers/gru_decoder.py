@@ -229,21 +229,15 @@ class GRUDecoder(keras.layers.Layer):
     def call(self, target_embedding, memory, summary, memory_mask=None):
         initial = self.initial_state(summary)
         projected = time_major(self.project_embedding(target_embedding))
-        keys = self.project_keys(memory)
-        weights = self.read_step_weights()
         if self.attention is None:
-
-            def fixed_context_step(state, projected_t):
-                return self.step(projected_t, state, memory, weights=weights)[0]
-
-            _, states = scan_over_time(
-                fixed_context_step, initial, (projected,), projected.dtype
-            )
+            states = _fixed_context_loop(self, initial, projected, memory)
             previous = self._previous_states(initial, states)
             steps = ops.shape(target_embedding)[1]
             contexts = ops.repeat(memory[:, None, :], steps, axis=1)
             return previous, contexts
 
+        keys = self.project_keys(memory)
+        weights = self.read_step_weights()
         batch, source_steps = ops.shape(memory)[0], ops.shape(memory)[1]
         carry = (
             initial,
@@ -312,3 +306,18 @@ class GRUDecoder(keras.layers.Layer):
             }
         )
         return config
+
+
+def _fixed_context_loop(decoder, initial, projected, memory):
+    """s_1..s_Ty (time-major) of RNNencdec: C c is the same at every step, so
+    it is added to W E y_{i-1} once, outside the loop."""
+    recurrent_kernel, context_kernel, _ = decoder.read_step_weights()
+    projected += decoder.project_context(memory, context_kernel)[None]
+
+    def fixed_context_step(state, projected_t):
+        return decoder.next_state(projected_t, state, recurrent_kernel)
+
+    _, states = scan_over_time(
+        fixed_context_step, initial, (projected,), projected.dtype
+    )
+    return states
