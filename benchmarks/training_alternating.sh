@@ -7,10 +7,12 @@
 # joeynmt_side_by_side.sh trains each toolkit for all its epochs one after
 # the other. With UNSORTED=1, each round also trains an epoch of ours with
 # --sort_window=1: random batches, as JoeyNMT's, without Bahdanau's
-# length-sorted windows. With ONEDNN=1, each round also trains ours with
-# TF_ENABLE_ONEDNN_OPTS=1 (and unsorted so with UNSORTED=1): TensorFlow
-# turns its oneDNN kernels on by itself only on CPUs with AVX-512 or AMX
-# features, so on an AVX2 machine this measures what the setting gives.
+# length-sorted windows. With EIGEN=1, each round also trains ours with
+# TF_ENABLE_ONEDNN_OPTS=0 (and unsorted so with UNSORTED=1): TensorFlow's
+# Eigen kernels instead of the oneDNN ones that `python -m
+# seq2seq_attn.train` asks for on x86 (TensorFlow turns oneDNN on by itself
+# only on CPUs with AVX-512 or AMX), so on an AVX2 machine this measures
+# what the package's choice gives.
 #
 #   benchmarks/training_alternating.sh SIDE_BY_SIDE_DIR [ROUNDS]
 #
@@ -78,16 +80,16 @@ for round in $(seq "$rounds"); do
     unsorted=$(ours_epoch ours_unsorted "$round" --sort_window=1)
     line+=", unsorted $unsorted ($(ratio "$unsorted" "$joey"))"
   fi
-  if [ "${ONEDNN:-0}" = 1 ]; then
-    say "$(date -u +%T) round $round: ours, float32, TF_ENABLE_ONEDNN_OPTS=1"
-    onednn=$(TF_ENABLE_ONEDNN_OPTS=1 ours_epoch ours_onednn "$round")
-    line+=", oneDNN $onednn ($(ratio "$onednn" "$joey"))"
+  if [ "${EIGEN:-0}" = 1 ]; then
+    say "$(date -u +%T) round $round: ours, float32, TF_ENABLE_ONEDNN_OPTS=0"
+    eigen=$(TF_ENABLE_ONEDNN_OPTS=0 ours_epoch ours_eigen "$round")
+    line+=", Eigen $eigen ($(ratio "$eigen" "$joey"))"
     if [ "${UNSORTED:-0}" = 1 ]; then
-      say "$(date -u +%T) round $round: ours, oneDNN, --sort_window=1"
-      onednn_unsorted=$(TF_ENABLE_ONEDNN_OPTS=1 ours_epoch \
-        ours_onednn_unsorted "$round" --sort_window=1)
-      line+=", oneDNN unsorted $onednn_unsorted"
-      line+=" ($(ratio "$onednn_unsorted" "$joey"))"
+      say "$(date -u +%T) round $round: ours, Eigen, --sort_window=1"
+      eigen_unsorted=$(TF_ENABLE_ONEDNN_OPTS=0 ours_epoch \
+        ours_eigen_unsorted "$round" --sort_window=1)
+      line+=", Eigen unsorted $eigen_unsorted"
+      line+=" ($(ratio "$eigen_unsorted" "$joey"))"
     fi
   fi
   if [ "${BFLOAT16:-0}" = 1 ]; then

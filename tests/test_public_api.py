@@ -4,6 +4,7 @@ documented."""
 import importlib
 import inspect
 import os
+import platform
 import re
 import subprocess
 import sys
@@ -186,6 +187,36 @@ def test_command_lines_start_quietly(name, tmp_path):
     )
     assert not TF_LOG_LINE.search(result.stderr), result.stderr[-2000:]
     assert "Traceback" not in result.stderr, result.stderr[-2000:]
+
+
+ONEDNN_ON = "oneDNN custom operations are on"
+
+
+@pytest.mark.skipif(
+    platform.machine().lower() not in ("x86_64", "amd64"),
+    reason="the train command asks for oneDNN on x86 only",
+)
+@pytest.mark.parametrize("setting", [None, "0"])
+def test_training_asks_for_onednn_unless_the_environment_says(
+    setting, tmp_path
+):
+    # TensorFlow reads TF_ENABLE_ONEDNN_OPTS at its import and, at log level
+    # 0, says when its oneDNN kernels are on (on x86 CPUs without AVX-512
+    # it leaves them off by itself).
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="0")
+    env.pop("TF_ENABLE_ONEDNN_OPTS", None)
+    if setting is not None:
+        env["TF_ENABLE_ONEDNN_OPTS"] = setting
+    result = subprocess.run(
+        [sys.executable, "-m", "seq2seq_attn.train", "--helpshort"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=tmp_path,
+        env=env,
+    )
+    assert "Traceback" not in result.stderr, result.stderr[-2000:]
+    assert (ONEDNN_ON in result.stderr) == (setting is None), result.stderr
 
 
 def test_an_export_named_like_its_module_stays_the_export(tmp_path):
