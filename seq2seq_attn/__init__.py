@@ -14,40 +14,38 @@ import os
 import platform
 import sys
 
+
+def _module_run_by_python_m():
+    """The module of `python -m MODULE`, from the interpreter's arguments."""
+    for i, arg in enumerate(sys.orig_argv):
+        if arg == "-m":
+            return sys.orig_argv[i + 1] if i + 1 < len(sys.orig_argv) else None
+        if arg.startswith("-m"):
+            return arg[2:]
+    return None
+
+
 # `python -m seq2seq_attn.<command>`: while Python finds the command's module
 # (importing this package first), `sys.argv[0]` is "-m" (the documented
 # behaviour of `python -m`). The commands hide TensorFlow's C++ start-up
 # lines (CUDA probing, "failed call to cuInit" on a machine without a GPU,
 # CPU features), which TensorFlow writes from its import on: the level is
 # set before the imports below. `TF_CPP_MIN_LOG_LEVEL=0` shows them.
+#
+# `python -m seq2seq_attn.train` on an x86 CPU also computes with
+# TensorFlow's oneDNN kernels. TensorFlow turns them on by itself only where
+# the CPU has AVX-512 or AMX; on an AVX2 CPU they train joey_match
+# 1.13-1.19x faster than its default kernels, while greedy decoding was
+# slower with them (benchmarks/RESULTS.md, "On CPU-2E without AVX-512" and
+# "oneDNN for training by default on AVX2"), so only training asks for them.
+# TensorFlow reads `TF_ENABLE_ONEDNN_OPTS` once, at its import; a value in
+# the environment wins (0 turns them off).
 if sys.argv[:1] == ["-m"]:
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
-
-
-def _module_run_by_python_m():
-    """The module of `python -m MODULE`, from the interpreter's arguments."""
-    argv = list(getattr(sys, "orig_argv", ()))
-    for i, arg in enumerate(argv):
-        if arg == "-m":
-            return argv[i + 1] if i + 1 < len(argv) else None
-        if arg.startswith("-m"):
-            return arg[2:]
-    return None
-
-
-# `python -m seq2seq_attn.train` on an x86 CPU computes with TensorFlow's
-# oneDNN kernels. TensorFlow turns them on by itself only where the CPU has
-# AVX-512 or AMX; on an AVX2 CPU they train joey_match about 1.17x faster
-# than its default kernels, while greedy decoding was slower with them
-# (benchmarks/RESULTS.md, "On CPU-2E without AVX-512"), so only training
-# asks for them. TensorFlow reads `TF_ENABLE_ONEDNN_OPTS` once, at its
-# import; a value in the environment wins (0 turns them off).
-if (
-    sys.argv[:1] == ["-m"]
-    and _module_run_by_python_m() == "seq2seq_attn.train"
-    and platform.machine().lower() in ("x86_64", "amd64")
-):
-    os.environ.setdefault("TF_ENABLE_ONEDNN_OPTS", "1")
+    if _module_run_by_python_m() == "seq2seq_attn.train" and (
+        platform.machine().lower() in ("x86_64", "amd64")
+    ):
+        os.environ.setdefault("TF_ENABLE_ONEDNN_OPTS", "1")
 
 from seq2seq_attn import (  # noqa: E402, F401  (the subpackages, eagerly)
     config,

@@ -171,20 +171,24 @@ TF_LOG_LINE = re.compile(
 )
 
 
+def _help_of(module, env, cwd):
+    """`python -m MODULE --helpshort` in a fresh process: its result."""
+    return subprocess.run(
+        [sys.executable, "-m", module, "--helpshort"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=cwd,
+        env=env,
+    )
+
+
 @pytest.mark.parametrize("name", CLIS)
 def test_command_lines_start_quietly(name, tmp_path):
     # The package imports TensorFlow as it is imported; under `python -m`
     # it sets TensorFlow's log level first (seq2seq_attn/__init__.py).
     env = {k: v for k, v in os.environ.items() if k != "TF_CPP_MIN_LOG_LEVEL"}
-    module = name.removesuffix(".__main__")
-    result = subprocess.run(
-        [sys.executable, "-m", module, "--helpshort"],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        cwd=tmp_path,
-        env=env,
-    )
+    result = _help_of(name.removesuffix(".__main__"), env, tmp_path)
     assert not TF_LOG_LINE.search(result.stderr), result.stderr[-2000:]
     assert "Traceback" not in result.stderr, result.stderr[-2000:]
 
@@ -207,14 +211,7 @@ def test_training_asks_for_onednn_unless_the_environment_says(
     env.pop("TF_ENABLE_ONEDNN_OPTS", None)
     if setting is not None:
         env["TF_ENABLE_ONEDNN_OPTS"] = setting
-    result = subprocess.run(
-        [sys.executable, "-m", "seq2seq_attn.train", "--helpshort"],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        cwd=tmp_path,
-        env=env,
-    )
+    result = _help_of("seq2seq_attn.train", env, tmp_path)
     assert "Traceback" not in result.stderr, result.stderr[-2000:]
     assert (ONEDNN_ON in result.stderr) == (setting is None), result.stderr
 
