@@ -1,5 +1,6 @@
 import numpy as np
 import numpy_reference as ref
+import pytest
 
 from seq2seq_attn.layers import GRU, BidirectionalGRU
 
@@ -60,3 +61,56 @@ def test_padding_invariance(rng):
         np.asarray(annotations2)[:, :6], np.asarray(annotations), atol=1e-6
     )
     np.testing.assert_allclose(np.asarray(first2), np.asarray(first), atol=1e-6)
+
+
+def _with_gradients(layer, call, inputs, traced):
+    """`call(*inputs)`'s outputs and the gradients of a random linear
+    function of them with respect to the inputs and the layer's weights,
+    run eagerly or traced with batch and time unknown."""
+    import tensorflow as tf
+
+    def outputs_and_gradients(*inputs):
+        with tf.GradientTape() as tape:
+            tape.watch(inputs[0])
+            outputs = call(*inputs)
+            loss = sum(
+                tf.reduce_sum(tf.sin(3.0 * output + k))
+                for k, output in enumerate(outputs)
+            )
+        wrt = [inputs[0]] + layer.trainable_variables
+        gradients = tape.gradient(loss, wrt)
+        return outputs, [tf.convert_to_tensor(g) for g in gradients]
+
+    if traced:
+        outputs_and_gradients = tf.function(
+            outputs_and_gradients,
+            input_signature=[
+                tf.TensorSpec([None, None] + list(x.shape[2:]), x.dtype)
+                for x in inputs
+            ],
+        )
+    outputs, gradients = outputs_and_gradients(*map(tf.constant, inputs))
+    return [np.asarray(t) for t in list(outputs) + list(gradients)]
+
+
+@pytest.mark.parametrize("traced", [False, True], ids=["eager", "traced"])
+def test_skipping_padding_changes_no_output_or_gradient(rng, traced):
+    # Rows in no order of length; the longest ends before the padded width.
+    lengths = [3, 6, 1, 5]
+    x = rng.normal(size=(4, 7, 4)).astype("float32")
+    mask = np.arange(7)[None, :] < np.array(lengths)[:, None]
+    layer = BidirectionalGRU(5, bias_initializer="random_normal")
+    layer(x, sequence_mask=mask)
+    results = [
+        _with_gradients(
+            layer,
+            lambda x, mask, skip=skip: layer(
+                x, sequence_mask=mask, skip_padding=skip
+            ),
+            (x, mask),
+            traced,
+        )
+        for skip in (False, True)
+    ]
+    for every_row, live_rows_only in zip(*results, strict=True):
+        np.testing.assert_allclose(live_rows_only, every_row, atol=1e-5)

@@ -2,6 +2,8 @@
 NumPy: the teacher-forced call, a loop of single steps, and RNNsearch's
 inference step (per-sentence products, maxout deep output)."""
 
+import functools
+
 import numpy as np
 import numpy_reference as ref
 import pytest
@@ -155,3 +157,70 @@ def test_the_inference_step_gives_the_equations_logits(rng, architecture):
                 *maxout_weights,
             )
             np.testing.assert_allclose(logits[i][b], want, atol=1e-4)
+
+
+@pytest.mark.parametrize("traced", [False, True], ids=["eager", "traced"])
+@pytest.mark.parametrize("attention_units", [4, None])
+def test_skipping_padding_changes_no_real_output_or_gradient(
+    rng, attention_units, traced
+):
+    import tensorflow as tf
+
+    # Rows in no order of length; the longest ends before the padded width.
+    target_lengths = [2, 5, 1]
+    target_embedding = rng.normal(size=(3, 6, 6)).astype("float32")
+    target_mask = np.arange(6)[None, :] < np.array(target_lengths)[:, None]
+    summary = rng.normal(size=(3, 8)).astype("float32")
+    if attention_units:
+        memory = rng.normal(size=(3, 7, 8)).astype("float32")
+        memory_mask = np.arange(7)[None, :] < np.array(LENGTHS)[:, None]
+    else:
+        memory = summary
+        memory_mask = np.ones((3, 1), dtype=bool)  # unused
+    decoder = GRUDecoder(
+        5, attention_units=attention_units, bias_initializer="random_normal"
+    )
+    decoder(target_embedding, memory, summary)  # builds the weights
+
+    def outputs_and_gradients(
+        target_embedding, memory, summary, memory_mask, target_mask, skip
+    ):
+        with tf.GradientTape() as tape:
+            tape.watch([target_embedding, memory, summary])
+            outputs = decoder(
+                target_embedding,
+                memory,
+                summary,
+                memory_mask=memory_mask if attention_units else None,
+                target_mask=target_mask,
+                skip_padding=skip,
+            )
+            # Only the real target positions count, as in training.
+            real = tf.cast(target_mask, "float32")[:, :, None]
+            outputs = [output * real for output in outputs]
+            loss = sum(
+                tf.reduce_sum(tf.sin(3.0 * output + k))
+                for k, output in enumerate(outputs)
+            )
+        wrt = [target_embedding, memory, summary] + decoder.trainable_variables
+        gradients = tape.gradient(loss, wrt)
+        return outputs, [tf.convert_to_tensor(g) for g in gradients]
+
+    inputs = (target_embedding, memory, summary, memory_mask, target_mask)
+    results = []
+    for skip in (False, True):
+        run = functools.partial(outputs_and_gradients, skip=skip)
+        if traced:
+            run = tf.function(
+                run,
+                input_signature=[
+                    tf.TensorSpec([None] * (x.ndim - 1) + [None], x.dtype)
+                    if x.dtype == bool
+                    else tf.TensorSpec([None] * (x.ndim - 1) + [x.shape[-1]])
+                    for x in inputs
+                ],
+            )
+        outputs, gradients = run(*map(tf.constant, inputs))
+        results.append([np.asarray(t) for t in list(outputs) + gradients])
+    for every_row, live_rows_only in zip(*results, strict=True):
+        np.testing.assert_allclose(live_rows_only, every_row, atol=1e-5)

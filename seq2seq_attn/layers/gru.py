@@ -7,7 +7,7 @@ the recurrence; only the recurrent part U h_{t-1} runs inside `ops.scan`.
 import keras
 from keras import ops
 
-from seq2seq_attn.layers.recurrence import scan_over_time
+from seq2seq_attn.layers.recurrence import rows_longest_first, scan_over_time
 from seq2seq_attn.layers.recurrence import swap_batch_and_time as time_major
 from seq2seq_attn.serialization import initializer_config, register
 
@@ -79,6 +79,11 @@ class GRU(keras.layers.Layer):
         initial_state: [B, n]; zeros by default.
         mask: the Keras mask of `inputs` (from `Embedding(mask_zero=True)`),
             filled in by Keras; used where `sequence_mask` is not given.
+        skip_padding: compute each step only for the rows still inside their
+            sequence (the rows sorted longest first for the loop, and put
+            back after it): the same outputs with less work on a batch of
+            mixed lengths. TensorFlow without XLA only (the number of rows
+            changes from step to step); other backends compute every row.
 
     Returns:
         `(outputs, final_state)`: outputs [B, T, n] (h_t, zero where masked),
@@ -120,7 +125,14 @@ class GRU(keras.layers.Layer):
             initializer=self.bias_initializer,
         )
 
-    def call(self, inputs, sequence_mask=None, initial_state=None, mask=None):
+    def call(
+        self,
+        inputs,
+        sequence_mask=None,
+        initial_state=None,
+        mask=None,
+        skip_padding=False,
+    ):
         batch, steps = ops.shape(inputs)[0], ops.shape(inputs)[1]
         mask = mask if sequence_mask is None else sequence_mask
         if mask is None:
@@ -129,28 +141,56 @@ class GRU(keras.layers.Layer):
             initial_state = ops.zeros(
                 (batch, self.units), dtype=self.compute_dtype
             )
+        if skip_padding and keras.backend.backend() == "tensorflow":
+            order, restore, live_rows = rows_longest_first(mask)
+            states, final_state = self._states(
+                ops.take(inputs, order, axis=0),
+                ops.take(initial_state, order, axis=0),
+                live_rows=live_rows,
+            )
+            states = ops.take(states, restore, axis=0)
+            final_state = ops.take(final_state, restore, axis=0)
+        else:
+            states, final_state = self._states(inputs, initial_state, mask)
+        outputs = states * ops.cast(mask, states.dtype)[:, :, None]
+        return outputs, final_state
+
+    def _states(self, inputs, initial_state, mask=None, live_rows=None):
+        """h_t of every step [B, T, n] (past a row's end, its last state)
+        and the final state, with masked steps carrying the state over, or
+        with the rows longest first and only `live_rows` stepped."""
         projected = ops.matmul(inputs, self.kernel) + self.bias
         kernels = split_recurrent_kernel(self.recurrent_kernel, projected.dtype)
+        sequences = (time_major(projected),)
+        if live_rows is None:
+            sequences += (time_major(mask),)
 
-        def step(previous, projected_t, mask_t):
+        def step(previous, projected_t, mask_t=None):
             state = gru_step(projected_t, previous, kernels)
+            if mask_t is None:
+                return state
             return ops.where(mask_t[:, None], state, previous)
 
         final_state, states = scan_over_time(
             step,
             initial_state,
-            (time_major(projected), time_major(mask)),
+            sequences,
             projected.dtype,
             reverse=self.go_backwards,
+            live_rows=live_rows,
         )
-        outputs = time_major(states) * ops.cast(mask, states.dtype)[:, :, None]
-        return outputs, final_state
+        return time_major(states), final_state
 
     def compute_mask(self, inputs, mask=None):
         return mask, None
 
     def compute_output_spec(
-        self, inputs, sequence_mask=None, initial_state=None, mask=None
+        self,
+        inputs,
+        sequence_mask=None,
+        initial_state=None,
+        mask=None,
+        skip_padding=False,
     ):
         return (
             keras.KerasTensor(
@@ -199,6 +239,7 @@ class BidirectionalGRU(keras.layers.Layer):
         sequence_mask: boolean [B, T], True on real tokens, padding at the end.
         mask: the Keras mask of `inputs` (from `Embedding(mask_zero=True)`),
             filled in by Keras; used where `sequence_mask` is not given.
+        skip_padding: as in `GRU`, for both directions.
 
     Returns:
         `(annotations, backward_first)`: annotations [B, T, 2n], zero on
@@ -234,11 +275,13 @@ class BidirectionalGRU(keras.layers.Layer):
         self.forward.build(inputs_shape)
         self.backward.build(inputs_shape)
 
-    def call(self, inputs, sequence_mask=None, mask=None):
+    def call(self, inputs, sequence_mask=None, mask=None, skip_padding=False):
         sequence_mask = mask if sequence_mask is None else sequence_mask
-        forward_states, _ = self.forward(inputs, sequence_mask=sequence_mask)
+        forward_states, _ = self.forward(
+            inputs, sequence_mask=sequence_mask, skip_padding=skip_padding
+        )
         backward_states, backward_first = self.backward(
-            inputs, sequence_mask=sequence_mask
+            inputs, sequence_mask=sequence_mask, skip_padding=skip_padding
         )
         annotations = ops.concatenate(
             [forward_states, backward_states], axis=-1
@@ -248,7 +291,9 @@ class BidirectionalGRU(keras.layers.Layer):
     def compute_mask(self, inputs, mask=None):
         return mask, None
 
-    def compute_output_spec(self, inputs, sequence_mask=None, mask=None):
+    def compute_output_spec(
+        self, inputs, sequence_mask=None, mask=None, skip_padding=False
+    ):
         return (
             keras.KerasTensor(
                 tuple(inputs.shape[:2]) + (2 * self.units,),

@@ -6,7 +6,7 @@ from keras import ops
 from seq2seq_attn.layers.bahdanau_attention import BahdanauAttention
 from seq2seq_attn.layers.gru import gru_step, split_recurrent_kernel
 from seq2seq_attn.layers.per_sentence import weighted_sum_per_sentence
-from seq2seq_attn.layers.recurrence import scan_over_time
+from seq2seq_attn.layers.recurrence import rows_longest_first, scan_over_time
 from seq2seq_attn.layers.recurrence import swap_batch_and_time as time_major
 from seq2seq_attn.serialization import initializer_config, register
 
@@ -39,6 +39,15 @@ class GRUDecoder(keras.layers.Layer):
         memory: annotations [B, Tx, Dc] (attention) or the context [B, Dc].
         summary: the vector s_0 is computed from, [B, Ds].
         memory_mask: boolean [B, Tx] (attention only).
+        target_mask: boolean [B, Ty], True on real target positions (which
+            come first), for `skip_padding`.
+        skip_padding: compute each step only for the rows still inside their
+            target (the rows sorted longest first for the loop, and put back
+            after it; past a row's end its outputs repeat its last step's).
+            The outputs at real positions are the same, with less work on a
+            batch of mixed lengths. TensorFlow without XLA only (the number
+            of rows changes from step to step); other backends compute every
+            row.
 
     Returns:
         `(previous_states, contexts, alignments)`: s_{i-1} [B, Ty, n], c_i
@@ -169,8 +178,14 @@ class GRUDecoder(keras.layers.Layer):
         if self.attention is None:
             context, alignment = memory, None
         else:
+            # By keyword: Keras fills a None `value_mask` with the Keras
+            # mask of `value`, which clashes with a positional None.
             context, alignment = self.attention(
-                state, memory, memory_mask, keys, query_weights
+                state,
+                memory,
+                value_mask=memory_mask,
+                keys=keys,
+                query_weights=query_weights,
             )
         gate_inputs = projected_embedding + self.project_context(
             context, context_kernel
@@ -226,11 +241,50 @@ class GRUDecoder(keras.layers.Layer):
         )
         return new_state, alignment, rest
 
-    def call(self, target_embedding, memory, summary, memory_mask=None):
+    def call(
+        self,
+        target_embedding,
+        memory,
+        summary,
+        memory_mask=None,
+        target_mask=None,
+        skip_padding=False,
+    ):
+        skip_padding = (
+            skip_padding
+            and target_mask is not None
+            and keras.backend.backend() == "tensorflow"
+        )
+        if not skip_padding:
+            return self._teacher_forced(
+                target_embedding, memory, summary, memory_mask
+            )
+        order, restore, live_rows = rows_longest_first(target_mask)
+        rows = (target_embedding, memory, summary)
+        if memory_mask is not None:
+            rows += (memory_mask,)
+        outputs = self._teacher_forced(
+            *(ops.take(row, order, axis=0) for row in rows),
+            live_rows=live_rows,
+        )
+        return tuple(ops.take(output, restore, axis=0) for output in outputs)
+
+    def _teacher_forced(
+        self,
+        target_embedding,
+        memory,
+        summary,
+        memory_mask=None,
+        live_rows=None,
+    ):
+        """`call`'s outputs, every row stepped, or with the rows longest
+        first and only `live_rows` (see `scan_over_time`) stepped."""
         initial = self.initial_state(summary)
         projected = time_major(self.project_embedding(target_embedding))
         if self.attention is None:
-            states = _fixed_context_loop(self, initial, projected, memory)
+            states = _fixed_context_loop(
+                self, initial, projected, memory, live_rows
+            )
             previous = self._previous_states(initial, states)
             steps = ops.shape(target_embedding)[1]
             contexts = ops.repeat(memory[:, None, :], steps, axis=1)
@@ -244,8 +298,11 @@ class GRUDecoder(keras.layers.Layer):
             ops.zeros((batch, memory.shape[-1]), dtype=initial.dtype),
             ops.zeros((batch, source_steps), dtype=initial.dtype),
         )
+        constants = (memory, keys)
+        if memory_mask is not None:
+            constants += (memory_mask,)
 
-        def attention_step(carry, projected_t):
+        def attention_step(carry, projected_t, memory, keys, memory_mask=None):
             return self.step(
                 projected_t,
                 carry[0],
@@ -256,7 +313,12 @@ class GRUDecoder(keras.layers.Layer):
             )
 
         _, (states, contexts, alignments) = scan_over_time(
-            attention_step, carry, (projected,), projected.dtype
+            attention_step,
+            carry,
+            (projected,),
+            projected.dtype,
+            constants=constants,
+            live_rows=live_rows,
         )
         return (
             self._previous_states(initial, states),
@@ -275,7 +337,13 @@ class GRUDecoder(keras.layers.Layer):
         return (mask, mask) if self.attention is None else (mask,) * 3
 
     def compute_output_spec(
-        self, target_embedding, memory, summary, memory_mask=None
+        self,
+        target_embedding,
+        memory,
+        summary,
+        memory_mask=None,
+        target_mask=None,
+        skip_padding=False,
     ):
         batch, steps = target_embedding.shape[:2]
         dtype = self.compute_dtype
@@ -308,9 +376,10 @@ class GRUDecoder(keras.layers.Layer):
         return config
 
 
-def _fixed_context_loop(decoder, initial, projected, memory):
+def _fixed_context_loop(decoder, initial, projected, memory, live_rows=None):
     """s_1..s_Ty (time-major) of RNNencdec: C c is the same at every step, so
-    it is added to W E y_{i-1} once, outside the loop."""
+    it is added to W E y_{i-1} once, outside the loop. `live_rows` as in
+    `scan_over_time`."""
     recurrent_kernel, context_kernel, _ = decoder.read_step_weights()
     projected += decoder.project_context(memory, context_kernel)[None]
 
@@ -318,6 +387,10 @@ def _fixed_context_loop(decoder, initial, projected, memory):
         return decoder.next_state(projected_t, state, recurrent_kernel)
 
     _, states = scan_over_time(
-        fixed_context_step, initial, (projected,), projected.dtype
+        fixed_context_step,
+        initial,
+        (projected,),
+        projected.dtype,
+        live_rows=live_rows,
     )
     return states

@@ -7,11 +7,18 @@ packed into one tensor for the scan, because the TensorFlow backend of Keras
 (3.x up to at least 3.15) fails to trace `ops.scan` over several sequences
 whose length is unknown until run time, which is always the case under
 `tf.data`.
+
+Padding can be skipped: with the rows ordered longest first
+(`rows_longest_first`), the rows still inside their sequence at a step are
+the first ones, and each step computes only those (`live_rows`) while the
+others keep their carry, as a masked step would.
 """
 
 import keras
 import numpy as np
 from keras import ops
+
+from seq2seq_attn.layers.masking import sequence_lengths
 
 
 def swap_batch_and_time(tensor):
@@ -19,19 +26,58 @@ def swap_batch_and_time(tensor):
     return ops.swapaxes(tensor, 0, 1)
 
 
-def scan_over_time(step, initial, sequences, dtype, reverse=False):
-    """Runs `carry = step(carry, *slices)` over the time axis.
+def rows_longest_first(mask):
+    """`(order, restore, live_rows)` for skipping padding in a recurrence.
 
     Args:
-        step: `step(carry, *slices) -> carry`; each slice is one time step
-            [B, D_i] of a sequence (boolean sequences come back boolean).
-            The carry is also what is stacked as the output.
+        mask: boolean [B, T], True on real positions, which come first in
+            each row.
+
+    Returns:
+        order: int32 [B], the rows longest first (`ops.take(x, order, 0)`).
+        restore: int32 [B], the inverse permutation (back to the batch's
+            order).
+        live_rows: int32 [T], how many rows are still inside their
+            sequence at each step; in `order`, those are the first ones.
+    """
+    lengths = sequence_lengths(mask)
+    order = ops.cast(ops.argsort(-lengths), "int32")
+    restore = ops.cast(ops.argsort(order), "int32")
+    steps = ops.arange(ops.shape(mask)[1], dtype="int32")
+    live_rows = ops.sum(
+        ops.cast(lengths[None, :] > steps[:, None], "int32"), axis=1
+    )
+    return order, restore, live_rows
+
+
+def scan_over_time(
+    step,
+    initial,
+    sequences,
+    dtype,
+    reverse=False,
+    constants=(),
+    live_rows=None,
+):
+    """Runs `carry = step(carry, *slices, *constants)` over the time axis.
+
+    Args:
+        step: `step(carry, *slices, *constants) -> carry`; each slice is one
+            time step [B, D_i] of a sequence (boolean sequences come back
+            boolean). The carry is also what is stacked as the output.
         initial: the carry before the first step (a tensor or a tuple).
         sequences: time-major tensors [T, B, D_i] (or [T, B] booleans), whose
             last dimension is known.
         dtype: the float dtype to pack the sequences in.
         reverse: run from the last time step to the first (the stacked
             outputs stay in time order).
+        constants: tensors with the batch as first axis that every step
+            reads (the annotations, say).
+        live_rows: int32 [T] from `rows_longest_first`, with the rows in its
+            order: step t then computes only the first `live_rows[t]` rows
+            (of the carry, the slices and the constants) and the other rows
+            keep their carry. The number of rows changes from step to step,
+            so this is for TensorFlow without XLA only.
 
     Returns:
         `(last_carry, stacked)`: stacked has a leading time axis on each
@@ -52,7 +98,7 @@ def scan_over_time(step, initial, sequences, dtype, reverse=False):
     # Split, not sliced, for the cheaper gradient (see `gru_step`).
     boundaries = np.cumsum([width for width, _, _ in layout])[:-1].tolist()
 
-    def step_of_packed(carry, packed_t):
+    def step_of_packed(carry, packed_t, *constants):
         slices = []
         pieces = (
             ops.split(packed_t, boundaries, axis=-1)
@@ -65,18 +111,22 @@ def scan_over_time(step, initial, sequences, dtype, reverse=False):
             if is_bool:
                 piece = piece > 0.5
             slices.append(piece)
-        return step(carry, *slices)
+        return step(carry, *slices, *constants)
 
     def packed_step(carry, packed_t):
-        new_carry = step_of_packed(carry, packed_t)
+        new_carry = step_of_packed(carry, packed_t, *constants)
         return new_carry, new_carry
 
     if keras.backend.backend() == "tensorflow":
-        return _bounded_tf_scan(step_of_packed, initial, packed, reverse)
+        return _bounded_tf_scan(
+            step_of_packed, initial, packed, reverse, constants, live_rows
+        )
+    if live_rows is not None:
+        raise ValueError("live_rows needs the TensorFlow backend")
     return ops.scan(packed_step, initial, packed, reverse=reverse)
 
 
-def _bounded_tf_scan(step, initial, packed, reverse):
+def _bounded_tf_scan(step, initial, packed, reverse, constants, live_rows):
     """`ops.scan` for TensorFlow, with the while loop bounded by the number
     of time steps (`maximum_iterations`): XLA needs the bound to compile the
     gradient (`--jit_compile`), and Keras's `ops.scan` does not set it."""
@@ -95,7 +145,12 @@ def _bounded_tf_scan(step, initial, packed, reverse):
 
     def body(i, carry, outputs):
         t = steps - 1 - i if reverse else i
-        carry = step(carry, inputs.read(t))
+        if live_rows is None:
+            carry = step(carry, inputs.read(t), *constants)
+        else:
+            carry = _step_first_rows(
+                step, carry, inputs.read(t), constants, live_rows[t]
+            )
         outputs = tf.nest.map_structure(
             lambda array, c: array.write(t, c), outputs, carry
         )
@@ -108,3 +163,32 @@ def _bounded_tf_scan(step, initial, packed, reverse):
         maximum_iterations=steps,
     )
     return carry, tf.nest.map_structure(lambda array: array.stack(), outputs)
+
+
+def _step_first_rows(step, carry, packed_t, constants, live):
+    """`step` on the first `live` rows; the other rows keep their carry.
+
+    Split, not sliced, for the cheaper gradient (see `gru_step`); the carry
+    keeps its static shape for the while loop."""
+    import tensorflow as tf
+
+    sizes = tf.stack([live, tf.shape(packed_t)[0] - live])
+
+    def first_rows(tensor):
+        return tf.split(tensor, sizes, num=2)[0]
+
+    flat_carry = tf.nest.flatten(carry)
+    parts = [tf.split(c, sizes, num=2) for c in flat_carry]
+    new_carry = step(
+        tf.nest.pack_sequence_as(carry, [live_part for live_part, _ in parts]),
+        first_rows(packed_t),
+        *[first_rows(c) for c in constants],
+    )
+    merged = []
+    for new, (_, rest), old in zip(
+        tf.nest.flatten(new_carry), parts, flat_carry, strict=True
+    ):
+        new = tf.concat([new, rest], axis=0)
+        new.set_shape(old.shape)
+        merged.append(new)
+    return tf.nest.pack_sequence_as(carry, merged)

@@ -16,6 +16,7 @@ from keras import ops
 from seq2seq_attn.initializers import initializers_for
 from seq2seq_attn.layers.gru import GRU, BidirectionalGRU
 from seq2seq_attn.layers.gru_decoder import GRUDecoder
+from seq2seq_attn.layers.masking import PaddingMask
 from seq2seq_attn.layers.maxout_deep_output import MaxoutDeepOutput
 from seq2seq_attn.models.encoded import Encoded
 from seq2seq_attn.models.shared_layers import (
@@ -78,26 +79,40 @@ def _logits(layers, deep_output):
     return tied_logits(layers, deep_output) if is_tied(layers) else deep_output
 
 
-def _memory_and_summary(layers, source_embedding, source_mask):
+def _memory_and_summary(
+    layers, source_embedding, source_mask, skip_padding=False
+):
     encoder = layers["encoder"]
+    encoded = encoder(
+        source_embedding, sequence_mask=source_mask, skip_padding=skip_padding
+    )
     if isinstance(encoder, BidirectionalGRU):
-        return encoder(source_embedding, sequence_mask=source_mask)
-    _, last_state = encoder(source_embedding, sequence_mask=source_mask)
+        return encoded
+    _, last_state = encoded
     return last_state, last_state
 
 
 def connect(layers, source_ids, target_input_ids, packed=False):
     """Teacher-forced graph: `(logits, alignments)`; alignments is None for
     RNNencdec. Logits are [B, Ty, V], or with `packed` [N, V], those of the
-    real target positions only (`real_target_positions`)."""
+    real target positions only (`real_target_positions`); `packed` also
+    skips the padding in the recurrences (`skip_padding`), as both need
+    TensorFlow without XLA."""
     source_mask = layers["source_mask"](source_ids)
     source_embedding = _dropped(layers, layers["source_embedding"](source_ids))
-    memory, summary = _memory_and_summary(layers, source_embedding, source_mask)
+    memory, summary = _memory_and_summary(
+        layers, source_embedding, source_mask, skip_padding=packed
+    )
     target_embedding = _dropped(
         layers, layers["target_embedding"](target_input_ids)
     )
     outputs = layers["decoder"](
-        target_embedding, memory, summary, memory_mask=source_mask
+        target_embedding,
+        memory,
+        summary,
+        memory_mask=source_mask,
+        target_mask=PaddingMask()(target_input_ids) if packed else None,
+        skip_padding=packed,
     )
     previous_states, contexts = outputs[0], outputs[1]
     deep_output_inputs = (
