@@ -7,7 +7,11 @@ the recurrence; only the recurrent part U h_{t-1} runs inside `ops.scan`.
 import keras
 from keras import ops
 
-from seq2seq_attn.layers.recurrence import rows_longest_first, scan_over_time
+from seq2seq_attn.layers.recurrence import (
+    scan_over_time,
+    skips_padding,
+    with_rows_longest_first,
+)
 from seq2seq_attn.layers.recurrence import swap_batch_and_time as time_major
 from seq2seq_attn.serialization import initializer_config, register
 
@@ -141,15 +145,10 @@ class GRU(keras.layers.Layer):
             initial_state = ops.zeros(
                 (batch, self.units), dtype=self.compute_dtype
             )
-        if skip_padding and keras.backend.backend() == "tensorflow":
-            order, restore, live_rows = rows_longest_first(mask)
-            states, final_state = self._states(
-                ops.take(inputs, order, axis=0),
-                ops.take(initial_state, order, axis=0),
-                live_rows=live_rows,
+        if skips_padding(skip_padding):
+            states, final_state = with_rows_longest_first(
+                self._states, (inputs, initial_state), mask
             )
-            states = ops.take(states, restore, axis=0)
-            final_state = ops.take(final_state, restore, axis=0)
         else:
             states, final_state = self._states(inputs, initial_state, mask)
         outputs = states * ops.cast(mask, states.dtype)[:, :, None]

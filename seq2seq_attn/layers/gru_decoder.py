@@ -1,12 +1,18 @@
 """The GRU decoder of RNNsearch and RNNencdec (Bahdanau et al. 2015, A.2.2)."""
 
+import functools
+
 import keras
 from keras import ops
 
 from seq2seq_attn.layers.bahdanau_attention import BahdanauAttention
 from seq2seq_attn.layers.gru import gru_step, split_recurrent_kernel
 from seq2seq_attn.layers.per_sentence import weighted_sum_per_sentence
-from seq2seq_attn.layers.recurrence import rows_longest_first, scan_over_time
+from seq2seq_attn.layers.recurrence import (
+    scan_over_time,
+    skips_padding,
+    with_rows_longest_first,
+)
 from seq2seq_attn.layers.recurrence import swap_batch_and_time as time_major
 from seq2seq_attn.serialization import initializer_config, register
 
@@ -250,87 +256,13 @@ class GRUDecoder(keras.layers.Layer):
         target_mask=None,
         skip_padding=False,
     ):
-        skip_padding = (
-            skip_padding
-            and target_mask is not None
-            and keras.backend.backend() == "tensorflow"
-        )
-        if not skip_padding:
-            return self._teacher_forced(
-                target_embedding, memory, summary, memory_mask
-            )
-        order, restore, live_rows = rows_longest_first(target_mask)
         rows = (target_embedding, memory, summary)
         if memory_mask is not None:
             rows += (memory_mask,)
-        outputs = self._teacher_forced(
-            *(ops.take(row, order, axis=0) for row in rows),
-            live_rows=live_rows,
-        )
-        return tuple(ops.take(output, restore, axis=0) for output in outputs)
-
-    def _teacher_forced(
-        self,
-        target_embedding,
-        memory,
-        summary,
-        memory_mask=None,
-        live_rows=None,
-    ):
-        """`call`'s outputs, every row stepped, or with the rows longest
-        first and only `live_rows` (see `scan_over_time`) stepped."""
-        initial = self.initial_state(summary)
-        projected = time_major(self.project_embedding(target_embedding))
-        if self.attention is None:
-            states = _fixed_context_loop(
-                self, initial, projected, memory, live_rows
-            )
-            previous = self._previous_states(initial, states)
-            steps = ops.shape(target_embedding)[1]
-            contexts = ops.repeat(memory[:, None, :], steps, axis=1)
-            return previous, contexts
-
-        keys = self.project_keys(memory)
-        weights = self.read_step_weights()
-        batch, source_steps = ops.shape(memory)[0], ops.shape(memory)[1]
-        carry = (
-            initial,
-            ops.zeros((batch, memory.shape[-1]), dtype=initial.dtype),
-            ops.zeros((batch, source_steps), dtype=initial.dtype),
-        )
-        constants = (memory, keys)
-        if memory_mask is not None:
-            constants += (memory_mask,)
-
-        def attention_step(carry, projected_t, memory, keys, memory_mask=None):
-            return self.step(
-                projected_t,
-                carry[0],
-                memory,
-                keys,
-                memory_mask,
-                weights=weights,
-            )
-
-        _, (states, contexts, alignments) = scan_over_time(
-            attention_step,
-            carry,
-            (projected,),
-            projected.dtype,
-            constants=constants,
-            live_rows=live_rows,
-        )
-        return (
-            self._previous_states(initial, states),
-            time_major(contexts),
-            time_major(alignments),
-        )
-
-    @staticmethod
-    def _previous_states(initial, states):
-        """s_0..s_{Ty-1} from s_1..s_Ty (time-major) as [B, Ty, n]."""
-        previous = ops.concatenate([initial[None], states[:-1]], axis=0)
-        return time_major(previous)
+        loop = functools.partial(_teacher_forced, self)
+        if target_mask is None or not skips_padding(skip_padding):
+            return loop(*rows)
+        return with_rows_longest_first(loop, rows, target_mask)
 
     def compute_mask(self, target_embedding, mask=None):
         # Every output is per target position: the target's Keras mask.
@@ -374,6 +306,69 @@ class GRUDecoder(keras.layers.Layer):
             }
         )
         return config
+
+
+def _teacher_forced(
+    decoder, target_embedding, memory, summary, memory_mask=None, live_rows=None
+):
+    """`GRUDecoder.call`'s outputs, every row stepped, or with the rows
+    longest first and only `live_rows` stepped (see `scan_over_time`)."""
+    initial = decoder.initial_state(summary)
+    projected = time_major(decoder.project_embedding(target_embedding))
+    if decoder.attention is None:
+        states = _fixed_context_loop(
+            decoder, initial, projected, memory, live_rows
+        )
+        steps = ops.shape(target_embedding)[1]
+        contexts = ops.repeat(memory[:, None, :], steps, axis=1)
+        return _previous_states(initial, states), contexts
+    states, contexts, alignments = _attention_loop(
+        decoder, initial, projected, memory, memory_mask, live_rows
+    )
+    return (
+        _previous_states(initial, states),
+        time_major(contexts),
+        time_major(alignments),
+    )
+
+
+def _previous_states(initial, states):
+    """s_0..s_{Ty-1} from s_1..s_Ty (time-major) as [B, Ty, n]."""
+    previous = ops.concatenate([initial[None], states[:-1]], axis=0)
+    return time_major(previous)
+
+
+def _attention_loop(
+    decoder, initial, projected, memory, memory_mask, live_rows
+):
+    """s_i, c_i and alpha_i of every step (time-major) of RNNsearch, with the
+    keys U_a h_j projected once and the step's weights read once."""
+    keys = decoder.project_keys(memory)
+    weights = decoder.read_step_weights()
+    batch, source_steps = ops.shape(memory)[0], ops.shape(memory)[1]
+    carry = (
+        initial,
+        ops.zeros((batch, memory.shape[-1]), dtype=initial.dtype),
+        ops.zeros((batch, source_steps), dtype=initial.dtype),
+    )
+    constants = (memory, keys)
+    if memory_mask is not None:
+        constants += (memory_mask,)
+
+    def attention_step(carry, projected_t, memory, keys, memory_mask=None):
+        return decoder.step(
+            projected_t, carry[0], memory, keys, memory_mask, weights=weights
+        )
+
+    _, outputs = scan_over_time(
+        attention_step,
+        carry,
+        (projected,),
+        projected.dtype,
+        constants=constants,
+        live_rows=live_rows,
+    )
+    return outputs
 
 
 def _fixed_context_loop(decoder, initial, projected, memory, live_rows=None):

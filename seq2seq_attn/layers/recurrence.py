@@ -9,7 +9,7 @@ whose length is unknown until run time, which is always the case under
 `tf.data`.
 
 Padding can be skipped: with the rows ordered longest first
-(`rows_longest_first`), the rows still inside their sequence at a step are
+(`with_rows_longest_first`), the rows still inside their sequence at a step are
 the first ones, and each step computes only those (`live_rows`) while the
 others keep their carry, as a masked step would.
 """
@@ -26,28 +26,40 @@ def swap_batch_and_time(tensor):
     return ops.swapaxes(tensor, 0, 1)
 
 
-def rows_longest_first(mask):
-    """`(order, restore, live_rows)` for skipping padding in a recurrence.
+def skips_padding(skip_padding):
+    """Whether a layer's `skip_padding=True` applies: on TensorFlow, whose
+    loop can step a different number of rows each time (not under XLA)."""
+    return bool(skip_padding) and keras.backend.backend() == "tensorflow"
+
+
+def with_rows_longest_first(loop, rows, mask):
+    """`loop(*rows, live_rows=...)` with the rows ordered longest first.
 
     Args:
+        loop: returns a structure of batch-major tensors [B, ...] from
+            `rows` and `live_rows`, int32 [T], how many rows are still
+            inside their sequence at each step (in this order, the first
+            ones), for `scan_over_time`.
+        rows: tensors with the batch as first axis.
         mask: boolean [B, T], True on real positions, which come first in
             each row.
 
     Returns:
-        order: int32 [B], the rows longest first (`ops.take(x, order, 0)`).
-        restore: int32 [B], the inverse permutation (back to the batch's
-            order).
-        live_rows: int32 [T], how many rows are still inside their
-            sequence at each step; in `order`, those are the first ones.
+        The loop's outputs, back in the batch's order.
     """
     lengths = sequence_lengths(mask)
-    order = ops.cast(ops.argsort(-lengths), "int32")
-    restore = ops.cast(ops.argsort(order), "int32")
+    order = ops.argsort(-lengths)
     steps = ops.arange(ops.shape(mask)[1], dtype="int32")
     live_rows = ops.sum(
         ops.cast(lengths[None, :] > steps[:, None], "int32"), axis=1
     )
-    return order, restore, live_rows
+    outputs = loop(
+        *(ops.take(row, order, axis=0) for row in rows), live_rows=live_rows
+    )
+    restore = ops.argsort(order)
+    return keras.tree.map_structure(
+        lambda output: ops.take(output, restore, axis=0), outputs
+    )
 
 
 def scan_over_time(
@@ -73,11 +85,12 @@ def scan_over_time(
             outputs stay in time order).
         constants: tensors with the batch as first axis that every step
             reads (the annotations, say).
-        live_rows: int32 [T] from `rows_longest_first`, with the rows in its
-            order: step t then computes only the first `live_rows[t]` rows
-            (of the carry, the slices and the constants) and the other rows
-            keep their carry. The number of rows changes from step to step,
-            so this is for TensorFlow without XLA only.
+        live_rows: int32 [T] from `with_rows_longest_first`, with the rows
+            in its order: step t then computes only the first
+            `live_rows[t]` rows (of the carry, the slices and the
+            constants) and the other rows keep their carry. The number
+            of rows changes from step to step, so this is for TensorFlow
+            without XLA only.
 
     Returns:
         `(last_carry, stacked)`: stacked has a leading time axis on each
