@@ -39,6 +39,44 @@ def padded_batch(rng, lengths, vocab_size, extra_padding=0):
     return ids
 
 
+def outputs_and_gradients(call, inputs, variables, traced):
+    """`call(*inputs)`'s outputs and the gradients of a fixed nonlinear
+    function of them (the sum of sin(3 output + k) over the k-th output)
+    with respect to the float inputs and `variables`, as NumPy arrays; run
+    eagerly, or traced with every axis unknown but the float inputs' last."""
+    import tensorflow as tf
+
+    floats = [i for i, x in enumerate(inputs) if x.dtype != bool]
+
+    def run(*inputs):
+        watched = [inputs[i] for i in floats]
+        with tf.GradientTape() as tape:
+            tape.watch(watched)
+            outputs = call(*inputs)
+            loss = sum(
+                tf.reduce_sum(tf.sin(3.0 * output + k))
+                for k, output in enumerate(outputs)
+            )
+        gradients = tape.gradient(loss, watched + list(variables))
+        return outputs, [tf.convert_to_tensor(g) for g in gradients]
+
+    if traced:
+        run = tf.function(
+            run,
+            input_signature=[
+                tf.TensorSpec(
+                    [None] * x.ndim
+                    if x.dtype == bool
+                    else [None] * (x.ndim - 1) + [x.shape[-1]],
+                    x.dtype,
+                )
+                for x in inputs
+            ],
+        )
+    outputs, gradients = run(*map(tf.constant, inputs))
+    return [np.asarray(t) for t in list(outputs) + gradients]
+
+
 def multi30k_slice(directory, train, val, variant="tok"):
     """The first lines of Multi30k train and val (en and de; `variant` "tok"
     or "raw") as plain files in `directory`: {(split, language): path}."""

@@ -1,6 +1,7 @@
 import numpy as np
 import numpy_reference as ref
 import pytest
+from conftest import outputs_and_gradients
 
 from seq2seq_attn.layers import GRU, BidirectionalGRU
 
@@ -63,36 +64,6 @@ def test_padding_invariance(rng):
     np.testing.assert_allclose(np.asarray(first2), np.asarray(first), atol=1e-6)
 
 
-def _with_gradients(layer, call, inputs, traced):
-    """`call(*inputs)`'s outputs and the gradients of a random linear
-    function of them with respect to the inputs and the layer's weights,
-    run eagerly or traced with batch and time unknown."""
-    import tensorflow as tf
-
-    def outputs_and_gradients(*inputs):
-        with tf.GradientTape() as tape:
-            tape.watch(inputs[0])
-            outputs = call(*inputs)
-            loss = sum(
-                tf.reduce_sum(tf.sin(3.0 * output + k))
-                for k, output in enumerate(outputs)
-            )
-        wrt = [inputs[0]] + layer.trainable_variables
-        gradients = tape.gradient(loss, wrt)
-        return outputs, [tf.convert_to_tensor(g) for g in gradients]
-
-    if traced:
-        outputs_and_gradients = tf.function(
-            outputs_and_gradients,
-            input_signature=[
-                tf.TensorSpec([None, None] + list(x.shape[2:]), x.dtype)
-                for x in inputs
-            ],
-        )
-    outputs, gradients = outputs_and_gradients(*map(tf.constant, inputs))
-    return [np.asarray(t) for t in list(outputs) + list(gradients)]
-
-
 @pytest.mark.parametrize("traced", [False, True], ids=["eager", "traced"])
 def test_skipping_padding_changes_no_output_or_gradient(rng, traced):
     # Rows in no order of length; the longest ends before the padded width.
@@ -102,12 +73,12 @@ def test_skipping_padding_changes_no_output_or_gradient(rng, traced):
     layer = BidirectionalGRU(5, bias_initializer="random_normal")
     layer(x, sequence_mask=mask)
     results = [
-        _with_gradients(
-            layer,
+        outputs_and_gradients(
             lambda x, mask, skip=skip: layer(
                 x, sequence_mask=mask, skip_padding=skip
             ),
             (x, mask),
+            layer.trainable_variables,
             traced,
         )
         for skip in (False, True)

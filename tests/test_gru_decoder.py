@@ -7,6 +7,8 @@ import functools
 import numpy as np
 import numpy_reference as ref
 import pytest
+from conftest import outputs_and_gradients
+from keras import ops
 
 from seq2seq_attn.layers import GRUDecoder
 from seq2seq_attn.models import ModelConfig, build_model
@@ -164,8 +166,6 @@ def test_the_inference_step_gives_the_equations_logits(rng, architecture):
 def test_skipping_padding_changes_no_real_output_or_gradient(
     rng, attention_units, traced
 ):
-    import tensorflow as tf
-
     # Rows in no order of length; the longest ends before the padded width.
     target_lengths = [2, 5, 1]
     target_embedding = rng.normal(size=(3, 6, 6)).astype("float32")
@@ -182,45 +182,42 @@ def test_skipping_padding_changes_no_real_output_or_gradient(
     )
     decoder(target_embedding, memory, summary)  # builds the weights
 
-    def outputs_and_gradients(
+    def decoded(
         target_embedding, memory, summary, memory_mask, target_mask, skip
     ):
-        with tf.GradientTape() as tape:
-            tape.watch([target_embedding, memory, summary])
-            outputs = decoder(
-                target_embedding,
-                memory,
-                summary,
-                memory_mask=memory_mask if attention_units else None,
-                target_mask=target_mask,
-                skip_padding=skip,
-            )
-            # Only the real target positions count, as in training.
-            real = tf.cast(target_mask, "float32")[:, :, None]
-            outputs = [output * real for output in outputs]
-            loss = sum(
-                tf.reduce_sum(tf.sin(3.0 * output + k))
-                for k, output in enumerate(outputs)
-            )
-        wrt = [target_embedding, memory, summary] + decoder.trainable_variables
-        gradients = tape.gradient(loss, wrt)
-        return outputs, [tf.convert_to_tensor(g) for g in gradients]
+        outputs = decoder(
+            target_embedding,
+            memory,
+            summary,
+            memory_mask=memory_mask if attention_units else None,
+            target_mask=target_mask,
+            skip_padding=skip,
+        )
+        # Only the real target positions count, as in training.
+        real = ops.cast(target_mask, "float32")[:, :, None]
+        return [output * real for output in outputs]
 
     inputs = (target_embedding, memory, summary, memory_mask, target_mask)
-    results = []
-    for skip in (False, True):
-        run = functools.partial(outputs_and_gradients, skip=skip)
-        if traced:
-            run = tf.function(
-                run,
-                input_signature=[
-                    tf.TensorSpec([None] * (x.ndim - 1) + [None], x.dtype)
-                    if x.dtype == bool
-                    else tf.TensorSpec([None] * (x.ndim - 1) + [x.shape[-1]])
-                    for x in inputs
-                ],
-            )
-        outputs, gradients = run(*map(tf.constant, inputs))
-        results.append([np.asarray(t) for t in list(outputs) + gradients])
+    results = [
+        outputs_and_gradients(
+            functools.partial(decoded, skip=skip),
+            inputs,
+            decoder.trainable_variables,
+            traced,
+        )
+        for skip in (False, True)
+    ]
     for every_row, live_rows_only in zip(*results, strict=True):
         np.testing.assert_allclose(live_rows_only, every_row, atol=1e-5)
+
+
+def test_skipping_padding_needs_the_target_mask(rng):
+    decoder = GRUDecoder(5, attention_units=4, name="decoder")
+    memory = rng.normal(size=(2, 3, 8)).astype("float32")
+    with pytest.raises(ValueError, match="decoder: .*needs the target_mask"):
+        decoder(
+            rng.normal(size=(2, 4, 6)).astype("float32"),
+            memory,
+            memory[:, 0],
+            skip_padding=True,
+        )

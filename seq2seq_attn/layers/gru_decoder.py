@@ -46,7 +46,7 @@ class GRUDecoder(keras.layers.Layer):
         summary: the vector s_0 is computed from, [B, Ds].
         memory_mask: boolean [B, Tx] (attention only).
         target_mask: boolean [B, Ty], True on real target positions (which
-            come first), for `skip_padding`.
+            come first); `skip_padding` needs it.
         skip_padding: compute each step only for the rows still inside their
             target (the rows sorted longest first for the loop, and put back
             after it; past a row's end its outputs repeat its last step's).
@@ -260,7 +260,11 @@ class GRUDecoder(keras.layers.Layer):
         if memory_mask is not None:
             rows += (memory_mask,)
         loop = functools.partial(_teacher_forced, self)
-        if target_mask is None or not skips_padding(skip_padding):
+        if skip_padding and target_mask is None:
+            raise ValueError(
+                f"{self.name}: skip_padding=True needs the target_mask"
+            )
+        if not skips_padding(skip_padding):
             return loop(*rows)
         return with_rows_longest_first(loop, rows, target_mask)
 
