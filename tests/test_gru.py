@@ -85,3 +85,30 @@ def test_skipping_padding_changes_no_output_or_gradient(rng, traced):
     ]
     for every_row, live_rows_only in zip(*results, strict=True):
         np.testing.assert_allclose(live_rows_only, every_row, atol=1e-5)
+
+
+@pytest.mark.parametrize("go_backwards", [False, True])
+def test_skipping_padding_keeps_the_gradient_of_the_initial_state(
+    rng, go_backwards
+):
+    # The written-out backward pass of the live rows (gru_live_rows) against
+    # TensorFlow's gradient of the masked loop, initial state included.
+    lengths = [2, 4, 1]
+    x = rng.normal(size=(3, 5, 4)).astype("float32")
+    h0 = rng.normal(size=(3, 6)).astype("float32")
+    mask = np.arange(5)[None, :] < np.array(lengths)[:, None]
+    layer = GRU(6, go_backwards=go_backwards, bias_initializer="random_normal")
+    layer(x, sequence_mask=mask, initial_state=h0)
+    results = [
+        outputs_and_gradients(
+            lambda x, h0, mask, skip=skip: layer(
+                x, sequence_mask=mask, initial_state=h0, skip_padding=skip
+            ),
+            (x, h0, mask),
+            layer.trainable_variables,
+            traced=True,
+        )
+        for skip in (False, True)
+    ]
+    for every_row, live_rows_only in zip(*results, strict=True):
+        np.testing.assert_allclose(live_rows_only, every_row, atol=1e-5)

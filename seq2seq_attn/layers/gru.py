@@ -7,6 +7,7 @@ the recurrence; only the recurrent part U h_{t-1} runs inside `ops.scan`.
 import keras
 from keras import ops
 
+from seq2seq_attn.layers.gru_live_rows import gru_over_live_rows
 from seq2seq_attn.layers.recurrence import (
     scan_over_time,
     skips_padding,
@@ -86,7 +87,8 @@ class GRU(keras.layers.Layer):
         skip_padding: compute each step only for the rows still inside their
             sequence (the rows sorted longest first for the loop, and put
             back after it): the same outputs with less work on a batch of
-            mixed lengths. TensorFlow without XLA only (the number of rows
+            mixed lengths, the loop's gradient written out
+            (`gru_live_rows`). TensorFlow without XLA only (the number of rows
             changes from step to step); other backends compute every row.
 
     Returns:
@@ -160,14 +162,19 @@ class GRU(keras.layers.Layer):
         with the rows longest first and only `live_rows` stepped."""
         projected = ops.matmul(inputs, self.kernel) + self.bias
         kernels = split_recurrent_kernel(self.recurrent_kernel, projected.dtype)
-        sequences = (time_major(projected),)
-        if live_rows is None:
-            sequences += (time_major(mask),)
+        if live_rows is not None:
+            states, final_state = gru_over_live_rows(
+                time_major(projected),
+                initial_state,
+                kernels,
+                live_rows,
+                self.go_backwards,
+            )
+            return time_major(states), final_state
+        sequences = (time_major(projected), time_major(mask))
 
-        def step(previous, projected_t, mask_t=None):
+        def step(previous, projected_t, mask_t):
             state = gru_step(projected_t, previous, kernels)
-            if mask_t is None:
-                return state
             return ops.where(mask_t[:, None], state, previous)
 
         final_state, states = scan_over_time(
@@ -176,7 +183,6 @@ class GRU(keras.layers.Layer):
             sequences,
             projected.dtype,
             reverse=self.go_backwards,
-            live_rows=live_rows,
         )
         return time_major(states), final_state
 
