@@ -98,16 +98,18 @@ def _array(like, steps):
 
 
 def _attend(query, keys, memory, mask, score_vector):
-    """alpha_i and c_i of the live rows, and tanh(W_a s + k_j)."""
+    """alpha_i and c_i of the live rows from W_a s_{i-1} (`query`)."""
     hidden = tf.tanh(query[:, None, :] + keys)
     scores = tf.linalg.matvec(hidden, score_vector)
     scores = tf.where(mask, scores, large_negative(scores.dtype))
     alignment = tf.nn.softmax(scores) * tf.cast(mask, scores.dtype)
     context = tf.linalg.matvec(memory, alignment, transpose_a=True)
-    return alignment, context, hidden
+    return alignment, context
 
 
 def _forward(inputs, weights, memory_mask, live_rows):
+    """The outputs, time-major, and the gates z, r, h~ of the live rows of
+    every step, packed in time order [sum of live_rows, 3n]."""
     projected, initial_state, memory, keys = inputs
     gru_kernels, context_kernel, (query_kernel, score_vector) = weights
     steps, batch = tf.shape(projected)[0], tf.shape(projected)[1]
@@ -126,7 +128,7 @@ def _forward(inputs, weights, memory_mask, live_rows):
     def body(t, state, states, contexts, alignments, gates):
         live = live_rows[t]
         previous, rest = tf.split(state, tf.stack([live, batch - live]), num=2)
-        alignment, context, _ = _attend(
+        alignment, context = _attend(
             tf.matmul(previous, query_kernel),
             keys[:live],
             memory[:live],
