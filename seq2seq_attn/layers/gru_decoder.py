@@ -351,7 +351,8 @@ def _attention_loop(
     decoder, initial, projected, memory, memory_mask, live_rows
 ):
     """s_i, c_i and alpha_i of every step (time-major) of RNNsearch, with the
-    keys U_a h_j projected once and the step's weights read once."""
+    keys U_a h_j projected once and the step's weights read once; with
+    `live_rows`, the live rows' loop of `gru_decoder_live_rows`."""
     keys = decoder.project_keys(memory)
     weights = decoder.read_step_weights()
     if live_rows is not None:
@@ -379,7 +380,6 @@ def _attention_loop(
         (projected,),
         projected.dtype,
         constants=constants,
-        live_rows=live_rows,
     )
     return outputs
 

@@ -23,9 +23,13 @@ gradients of the kernels (U_zr, U, C, W_a) and of the annotations h_j
 import tensorflow as tf
 
 from seq2seq_attn.layers.gru_live_rows import (
+    all_steps_product,
     gru_kernel_gradients,
     gru_step_gradient,
     gru_step_with_gates,
+    live_and_rest,
+    merged,
+    packed_rows_array,
 )
 from seq2seq_attn.layers.masking import large_negative
 
@@ -118,16 +122,11 @@ def _forward(inputs, weights, memory_mask, live_rows):
     states = _array(initial_state, steps)
     contexts = _array(memory[:, 0], steps)
     alignments = _array(memory[:, :, 0], steps)
-    gates = tf.TensorArray(
-        projected.dtype,
-        size=steps,
-        infer_shape=False,
-        element_shape=tf.TensorShape([None, projected.shape[-1]]),
-    )
+    gates = packed_rows_array(projected.dtype, steps, projected.shape[-1])
 
     def body(t, state, states, contexts, alignments, gates):
         live = live_rows[t]
-        previous, rest = tf.split(state, tf.stack([live, batch - live]), num=2)
+        previous, rest = live_and_rest(state, live)
         alignment, context = _attend(
             tf.matmul(previous, query_kernel),
             keys[:live],
@@ -140,8 +139,7 @@ def _forward(inputs, weights, memory_mask, live_rows):
             previous,
             gru_kernels,
         )
-        state = tf.concat([new, rest], axis=0)
-        state.set_shape(initial_state.shape)
+        state = merged(new, rest, initial_state)
         padding = [[0, batch - live], [0, 0]]
         return (
             t + 1,
@@ -191,8 +189,8 @@ def _backward(inputs, weights, live_rows, saved, upstream):
         tf.einsum("tbx,tbd->bxd", alignments, d_contexts),
         d_keys,
         *gru_kernel_gradients(previous, reset_states, d_projected),
-        _all_steps_product(contexts, d_projected),
-        _all_steps_product(previous, d_queries),
+        all_steps_product(contexts, d_projected),
+        all_steps_product(previous, d_queries),
         d_score,
     )
 
@@ -214,7 +212,7 @@ def _backward_loop(inputs, weights, live_rows, per_step, gates):
         t = steps - 1 - k
         live = live_rows[t]
         d_state += _read(per_step["d_states"], t, d_state)
-        d_new, d_rest = tf.split(d_state, tf.stack([live, batch - live]), num=2)
+        d_new, d_rest = live_and_rest(d_state, live)
         d_previous, d_input, reset_state = gru_step_gradient(
             d_new,
             gates[starts[t] : starts[t] + live],
@@ -239,8 +237,7 @@ def _backward_loop(inputs, weights, live_rows, per_step, gates):
             array.write(t, tf.pad(value, padding))
             for array, value in zip(written, step_values, strict=True)
         )
-        d_state = tf.concat([d_previous, d_rest], axis=0)
-        d_state.set_shape(initial_state.shape)
+        d_state = merged(d_previous, d_rest, initial_state)
         # Added to the live rows only, in place where TensorFlow can.
         d_keys = tf.tensor_scatter_nd_add(
             d_keys, tf.range(live)[:, None], d_hidden
@@ -285,13 +282,3 @@ def _attention_gradient(d_alignment, alignment, query, keys, score_vector):
         transpose_a=True,
     )
     return tf.reduce_sum(d_hidden, axis=1), d_hidden, d_score
-
-
-def _all_steps_product(lefts, rights):
-    """sum over steps and rows of left^T right: [T, B, k] and [T, B, m]
-    to [k, m]."""
-    return tf.matmul(
-        tf.reshape(lefts, [-1, lefts.shape[-1]]),
-        tf.reshape(rights, [-1, rights.shape[-1]]),
-        transpose_a=True,
-    )

@@ -70,27 +70,20 @@ def _order(steps, i, reverse):
 def _forward(projected, initial_state, kernels, live_rows, reverse):
     """The states, the final state, and the gates z, r, h~ of the live rows
     of every step, packed in the loop's order [sum of live_rows, 3n]."""
-    steps, batch = tf.shape(projected)[0], tf.shape(projected)[1]
-    units = initial_state.shape[-1]
+    steps = tf.shape(projected)[0]
     states = tf.TensorArray(
         projected.dtype, size=steps, element_shape=initial_state.shape
     )
-    gates = tf.TensorArray(
-        projected.dtype,
-        size=steps,
-        infer_shape=False,
-        element_shape=tf.TensorShape([None, 3 * units]),
-    )
+    gates = packed_rows_array(projected.dtype, steps, projected.shape[-1])
 
     def body(i, state, states, gates):
         t = _order(steps, i, reverse)
         live = live_rows[t]
-        previous, rest = tf.split(state, tf.stack([live, batch - live]), num=2)
+        previous, rest = live_and_rest(state, live)
         new, step_gates = gru_step_with_gates(
             projected[t, :live], previous, kernels
         )
-        state = tf.concat([new, rest], axis=0)
-        state.set_shape(initial_state.shape)
+        state = merged(new, rest, initial_state)
         gates = gates.write(i, step_gates)
         return i + 1, state, states.write(t, state), gates
 
@@ -133,7 +126,7 @@ def _backward(arguments, saved, upstream):
         t = _order(steps, i, reverse)
         live = live_rows[t]
         d_state += d_states[t]
-        d_new, d_rest = tf.split(d_state, tf.stack([live, batch - live]), num=2)
+        d_new, d_rest = live_and_rest(d_state, live)
         d_previous, d_input, reset_state = gru_step_gradient(
             d_new,
             gates[starts[i] : starts[i] + live],
@@ -143,8 +136,7 @@ def _backward(arguments, saved, upstream):
         padding = [[0, batch - live], [0, 0]]
         d_inputs = d_inputs.write(t, tf.pad(d_input, padding))
         reset_states = reset_states.write(t, tf.pad(reset_state, padding))
-        d_state = tf.concat([d_previous, d_rest], axis=0)
-        d_state.set_shape(initial_state.shape)
+        d_state = merged(d_previous, d_rest, initial_state)
         return k + 1, d_state, d_inputs, reset_states
 
     _, d_initial_state, d_inputs, reset_states = tf.while_loop(
@@ -183,14 +175,11 @@ def gru_kernel_gradients(previous, reset_states, d_projected):
     ([T, B, n], [T, B, n], [T, B, 3n], zero past the live rows): one
     product each over all the steps."""
     units = previous.shape[-1]
-    flat_d = tf.reshape(d_projected, [-1, 3 * units])
-    d_gates_kernel = tf.matmul(
-        tf.reshape(previous, [-1, units]), flat_d[:, : 2 * units], True
+    d_gates, d_candidate = tf.split(d_projected, [2 * units, units], axis=-1)
+    return (
+        all_steps_product(previous, d_gates),
+        all_steps_product(reset_states, d_candidate),
     )
-    d_candidate_kernel = tf.matmul(
-        tf.reshape(reset_states, [-1, units]), flat_d[:, 2 * units :], True
-    )
-    return d_gates_kernel, d_candidate_kernel
 
 
 def gru_step_gradient(d_new, gates, previous, kernels):
@@ -224,3 +213,38 @@ def gru_step_gradient(d_new, gates, previous, kernels):
     )
     d_input = tf.concat([d_gates, d_candidate], axis=-1)
     return d_previous, d_input, reset * previous
+
+
+def live_and_rest(tensor, live):
+    """The first `live` rows of `tensor` and the others (split, so that
+    their gradient, where one is taken, is one concatenation)."""
+    return tf.split(tensor, tf.stack([live, tf.shape(tensor)[0] - live]), num=2)
+
+
+def merged(live_part, rest, like):
+    """`live_and_rest`'s inverse, with the static shape of `like` (a
+    while loop's carry keeps its shape)."""
+    tensor = tf.concat([live_part, rest], axis=0)
+    tensor.set_shape(like.shape)
+    return tensor
+
+
+def packed_rows_array(dtype, steps, width):
+    """A TensorArray of `steps` elements [rows, width] of varying rows,
+    whose `concat()` packs them in index order."""
+    return tf.TensorArray(
+        dtype,
+        size=steps,
+        infer_shape=False,
+        element_shape=tf.TensorShape([None, width]),
+    )
+
+
+def all_steps_product(lefts, rights):
+    """sum over steps and rows of left^T right: [T, B, k] and [T, B, m] to
+    [k, m], one product."""
+    return tf.matmul(
+        tf.reshape(lefts, [-1, lefts.shape[-1]]),
+        tf.reshape(rights, [-1, rights.shape[-1]]),
+        transpose_a=True,
+    )
