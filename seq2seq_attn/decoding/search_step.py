@@ -260,18 +260,22 @@ def top_k(scores, k, excluded=(), chunk=None):
 
 def chunk_size(vocab, preferred=64):
     """The chunk of `top_k`'s first pass for a vocabulary of `vocab`: the
-    divisor of `vocab` nearest `preferred` within a factor of two, so that
-    [N, V] is cut into chunks without the copy that padding it takes at
-    every step; `preferred` where there is none (or V is unknown)."""
+    divisor of `vocab` nearest `preferred` (by ratio) within a factor of
+    four, so that [N, V] is cut into chunks without the copy that padding
+    it takes at every step (4% of a beam-5 step's op time at joey_match's
+    7,859 = 29 x 271 tokens, benchmarks/RESULTS.md); `preferred` where there
+    is none (or V is unknown)."""
     if not vocab:
         return preferred
     divisors = [
         size
-        for size in range(preferred // 2, 2 * preferred + 1)
+        for size in range(preferred // 4, 4 * preferred + 1)
         if vocab % size == 0
     ]
     return min(
-        divisors, key=lambda size: abs(size - preferred), default=preferred
+        divisors,
+        key=lambda size: max(size / preferred, preferred / size),
+        default=preferred,
     )
 
 
