@@ -24,6 +24,8 @@
 #   JOEY_CONFIG   a JoeyNMT config (benchmarks/joeynmt_side_by_side.sh writes
 #                 one): `joeynmt test` on it runs once per round, with
 #                 JOEY_PYTHON (default runs/peers/bin/python)
+#   JOEY_GREEDY_CONFIG  the same with beam_size 1 (joey_greedy.yaml there):
+#                 JoeyNMT's greedy decode, also once per round
 #   PROFILE_OPS   after the rounds, profile each side (profile_decoding.py
 #                 --ops=PROFILE_OPS: where a beam-search step's time goes)
 #   QUIET_LOG     the log of a `seq2seq_attn.train` run in the background:
@@ -78,9 +80,9 @@ decode() {  # INDEX ROUND
   grep "sentences/s" "$output" | sed "s|^|$name round $2 |" | tee -a "$out/log"
 }
 
-joey() {  # ROUND
+joey() {  # ROUND CONFIG SEARCH
   local hyp="$out/joey.hyp" seconds sentences
-  "$joey_python" -m joeynmt test "$JOEY_CONFIG" \
+  "$joey_python" -m joeynmt test "$2" \
     --output-path "$hyp" >"$out/joey_test.out" 2>&1
   # `joeynmt test` decodes dev, then test: the last "Generation took".
   seconds=$(grep -o "Generation took [0-9.]*" "$out/joey_test.out" |
@@ -90,7 +92,7 @@ joey() {  # ROUND
     say "joey round $1: failed, see $out/joey_test.out"
     return
   fi
-  say "joey round $1 beam 5: $(awk -v n="$sentences" -v s="$seconds" \
+  say "joey round $1 $3: $(awk -v n="$sentences" -v s="$seconds" \
     'BEGIN { printf "%.1f sentences/s (%d in %.2f s)", n / s, n, s }')"
 }
 
@@ -113,7 +115,9 @@ for round in $(seq "${ROUNDS:-2}"); do
     say "$(date -u +%T) ${names[$i]} round $round"
     decode "$i" "$round"
   done
-  [ -n "${JOEY_CONFIG:-}" ] && joey "$round"
+  [ -n "${JOEY_CONFIG:-}" ] && joey "$round" "$JOEY_CONFIG" "beam 5"
+  [ -n "${JOEY_GREEDY_CONFIG:-}" ] &&
+    joey "$round" "$JOEY_GREEDY_CONFIG" greedy
 done
 if [ -n "${PROFILE_OPS:-}" ]; then
   for i in "${!names[@]}"; do
