@@ -53,17 +53,3 @@ def test_traces_with_unknown_rows_and_sentences(rng):
         _expected(weights, sentence, values),
         atol=1e-5,
     )
-
-
-def test_a_tuple_of_values_is_weighed_with_one_grid(rng):
-    # RNNsearch's search weighs C h_j and C_o h_j, of different widths.
-    sentence = np.array([2, 0, 2, 1], np.int32)
-    gates = rng.normal(size=(3, 4, 6)).astype("float32")
-    other = rng.normal(size=(3, 4, 2)).astype("float32")
-    weights = rng.random(size=(4, 4)).astype("float32")
-    sums = weighted_sum_per_sentence(weights, sentence, (gates, other))
-    assert isinstance(sums, tuple) and len(sums) == 2
-    for got, values in zip(sums, (gates, other), strict=True):
-        np.testing.assert_allclose(
-            np.asarray(got), _expected(weights, sentence, values), atol=1e-5
-        )

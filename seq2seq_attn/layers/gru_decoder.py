@@ -219,41 +219,38 @@ class GRUDecoder(keras.layers.Layer):
         """One step i of a search, from the annotations projected once.
 
         C is linear, so C c_i = sum_j alpha_ij (C h_j) (A.2.2): `products`
-        holds C h_j once per source sentence, [S, Tx, 3n], and the step
+        holds C h_j once per source sentence, [S, Tx, 3n + D], and the step
         weighs it with the hypotheses' alignments in one batched matmul
         (`weighted_sum_per_sentence`) instead of gathering h_j for every
-        hypothesis and multiplying each c_i by C. Beside it, `products`
-        holds any other linear map of h_j ([S, Tx, D], the deep output's
-        C_o h_j), weighed with the same alpha_i and returned. Without
-        attention (RNNencdec) `products` is C c and the other map of c for
-        each row, [B, 3n] and [B, D], and alpha_i is zeros.
+        hypothesis and multiplying each c_i by C. Its first 3n columns are
+        C h_j; the D after them are any other linear map of h_j (the deep
+        output's C_o h_j), weighed with the same alpha_i and returned. Without
+        attention (RNNencdec) `products` is C c and the rest for each row,
+        [B, 3n + D], and alpha_i is zeros.
 
         Args:
             projected_embedding: `project_embedding(E y_{i-1})`, [B, 3n].
             state: s_{i-1}, [B, n].
-            products: `(C h_j, other)` as above.
+            products: see above.
             memory_mask: boolean [B, Tx].
             keys: `project_keys(h)` of each row's sentence, [B, Tx, n'].
             sentence: int32 [B], each row's sentence in `products`.
 
         Returns:
-            `(state, alignment, other)`: s_i [B, n], alpha_i [B, Tx] and the
-            weighted other map [B, D].
+            `(state, alignment, rest)`: s_i [B, n], alpha_i [B, Tx] and the
+            weighted other columns [B, D].
         """
         if self.attention is None:
-            weighted_context, other = products
-            alignment = ops.zeros(
-                ops.shape(memory_mask), dtype=weighted_context.dtype
-            )
+            weighted = products
+            alignment = ops.zeros(ops.shape(memory_mask), dtype=products.dtype)
         else:
             alignment = self.attention.align(state, keys, memory_mask)
-            weighted_context, other = weighted_sum_per_sentence(
-                alignment, sentence, products
-            )
+            weighted = weighted_sum_per_sentence(alignment, sentence, products)
+        weighted_context, rest = ops.split(weighted, [3 * self.units], axis=-1)
         new_state = self.next_state(
             projected_embedding + weighted_context, state
         )
-        return new_state, alignment, other
+        return new_state, alignment, rest
 
     def call(
         self,

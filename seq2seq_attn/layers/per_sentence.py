@@ -9,7 +9,6 @@ step only weighs it, instead of gathering h_j for every hypothesis and
 multiplying each c_i by C.
 """
 
-import keras
 from keras import ops
 
 
@@ -24,16 +23,12 @@ def weighted_sum_per_sentence(weights, sentence, values):
     Args:
         weights: [R, Tx], e.g. the alignment alpha_i of R hypotheses.
         sentence: int32 [R], the sentence of each row, in [0, S).
-        values: [S, Tx, D], e.g. C h_j for every sentence; or a tuple of
-            such tensors (widths D_1, D_2, ...), weighed with one grid: a
-            batched matmul per tensor is cheaper than one over their
-            concatenation and a split of its result (benchmarks/RESULTS.md).
+        values: [S, Tx, D], e.g. C h_j for every sentence.
 
     Returns:
-        [R, D] (or a tuple of [R, D_k]), in the dtype of `values`.
+        [R, D], in the dtype of `values`.
     """
-    first = keras.tree.flatten(values)[0]
-    sentences, source_steps = ops.shape(first)[0], ops.shape(first)[1]
+    sentences, source_steps = ops.shape(values)[0], ops.shape(values)[1]
     # The row's slot in its sentence's part of the grid: the rows of the
     # same sentence before it.
     member = ops.one_hot(sentence, sentences, dtype="int32")  # [R, S]
@@ -42,13 +37,9 @@ def weighted_sum_per_sentence(weights, sentence, values):
     cell = sentence * slots + slot
     grid = ops.scatter(
         cell[:, None],
-        ops.cast(weights, first.dtype),
+        ops.cast(weights, values.dtype),
         (sentences * slots, source_steps),
     )
     grid = ops.reshape(grid, (sentences, slots, source_steps))
-
-    def weighed(value):
-        sums = ops.matmul(grid, value)  # [S, M, D]
-        return ops.take(ops.reshape(sums, (-1, ops.shape(value)[-1])), cell, 0)
-
-    return keras.tree.map_structure(weighed, values)
+    sums = ops.matmul(grid, values)  # [S, M, D]
+    return ops.take(ops.reshape(sums, (-1, ops.shape(values)[-1])), cell, 0)

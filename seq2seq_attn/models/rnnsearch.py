@@ -133,8 +133,8 @@ def encode(layers, source_ids):
     """The inference encoder: what the steps read (`Encoded`), and s_0.
 
     The context enters a step only through C c_i (GRU) and C_o c_i (deep
-    output), so the annotations are projected by both here, once
-    (`GRUDecoder.inference_step`): for RNNsearch per sentence, weighed
+    output), so the annotations are projected by both here, once, side by
+    side (`GRUDecoder.inference_step`): for RNNsearch per sentence, weighed
     at every step by the hypotheses' alignments; for RNNencdec, whose
     context is fixed, per row, read as is.
     """
@@ -143,9 +143,12 @@ def encode(layers, source_ids):
         layers, layers["source_embedding"](source_ids), source_mask
     )
     decoder = layers["decoder"]
-    context_products = (
-        decoder.project_context(memory),
-        layers["deep_output"].project_context(memory),
+    context_products = ops.concatenate(
+        [
+            decoder.project_context(memory),
+            layers["deep_output"].project_context(memory),
+        ],
+        axis=-1,
     )
     initial = (decoder.initial_state(summary),)
     rows = {"memory_mask": source_mask}
