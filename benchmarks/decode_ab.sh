@@ -89,7 +89,7 @@ joey() {  # ROUND CONFIG SEARCH
     tail -1 | grep -o "[0-9.]*$")
   sentences=$(wc -l <"$hyp.test")
   if [ -z "$seconds" ]; then
-    say "joey round $1: failed, see $out/joey_test.out"
+    say "joey round $1 $3: failed, see $out/joey_test.out"
     return
   fi
   say "joey round $1 $3: $(awk -v n="$sentences" -v s="$seconds" \
