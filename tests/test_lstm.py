@@ -1,5 +1,7 @@
 import numpy as np
 import numpy_reference as ref
+import pytest
+from conftest import outputs_and_gradients
 
 from seq2seq_attn.layers import StackedLSTM
 
@@ -41,3 +43,38 @@ def test_dropout_only_in_training(rng):
     train, _ = layer(x, training=True)
     np.testing.assert_array_equal(np.asarray(eval_a), np.asarray(eval_b))
     assert not np.allclose(np.asarray(train), np.asarray(eval_a))
+
+
+@pytest.mark.parametrize("traced", [False, True], ids=["eager", "traced"])
+def test_skipping_padding_changes_no_output_or_gradient(rng, traced):
+    # Rows in no order of length, the longest ending before the padded
+    # width; a random initial state, whose gradient must survive too.
+    lengths = [3, 6, 1, 5]
+    x = rng.normal(size=(4, 7, 3)).astype("float32")
+    initial = [rng.normal(size=(4, 5)).astype("float32") for _ in range(4)]
+    mask = np.arange(7)[None, :] < np.array(lengths)[:, None]
+    layer = StackedLSTM(5, num_layers=2, bias_initializer="random_normal")
+    layer(x, sequence_mask=mask)
+    results = [
+        outputs_and_gradients(
+            lambda x, mask, *initial, skip=skip: _flat(
+                layer(
+                    x,
+                    sequence_mask=mask,
+                    initial_state=initial,
+                    skip_padding=skip,
+                )
+            ),
+            (x, mask, *initial),
+            layer.trainable_variables,
+            traced,
+        )
+        for skip in (False, True)
+    ]
+    for every_row, live_rows_only in zip(*results, strict=True):
+        np.testing.assert_allclose(live_rows_only, every_row, atol=1e-5)
+
+
+def _flat(outputs_and_state):
+    outputs, state = outputs_and_state
+    return (outputs, *state)

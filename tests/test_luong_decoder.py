@@ -2,11 +2,14 @@
 the equations in NumPy: the teacher-forced call and a loop of single
 steps."""
 
+import functools
 import itertools
 
 import numpy as np
 import numpy_reference as ref
 import pytest
+import tensorflow as tf
+from conftest import outputs_and_gradients
 
 from seq2seq_attn.layers import LuongDecoder
 
@@ -150,3 +153,68 @@ def test_training_loop_with_dropout_matches_single_steps(rng):
             np.asarray(h_tilde)[kept],
             atol=1e-5,
         )
+
+
+@pytest.mark.parametrize(
+    "score,mode,feeding",
+    [
+        ("general", "local-p", True),
+        ("dot", "local-m", True),
+        ("location", "global", True),
+        ("concat", "global", False),
+        ("general", "local-p", False),
+    ],
+)
+@pytest.mark.parametrize("traced", [False, True], ids=["eager", "traced"])
+def test_skipping_padding_changes_no_output_or_gradient(
+    rng, score, mode, feeding, traced
+):
+    # Targets in no order of length, the longest ending before the padded
+    # width. Past a row's end the skipping loop computes nothing, so the
+    # outputs are compared (and differentiated) at the real positions.
+    units, layers = 6, 2
+    decoder = LuongDecoder(
+        units,
+        num_layers=layers,
+        score=score,
+        mode=mode,
+        window=WINDOW,
+        input_feeding=feeding,
+        attention_units=5,
+        max_source_length=12,
+        bias_initializer="random_normal",
+    )
+    target_embedding, memory, mask, initial = _inputs(rng, units, layers)
+    target_mask = np.arange(5)[None, :] < np.array([3, 4, 1])[:, None]
+    decoder(target_embedding, memory, mask, initial)  # builds
+
+    def real_positions(embedding, memory, mask, target_mask, *initial, skip):
+        outputs = decoder(
+            embedding,
+            memory,
+            mask,
+            initial,
+            target_mask=target_mask,
+            skip_padding=skip,
+        )
+        keep = tf.cast(target_mask, "float32")[:, :, None]
+        return tuple(output * keep for output in outputs)
+
+    results = [
+        outputs_and_gradients(
+            functools.partial(real_positions, skip=skip),
+            (target_embedding, memory, mask, target_mask, *initial),
+            decoder.trainable_variables,
+            traced,
+        )
+        for skip in (False, True)
+    ]
+    for every_row, live_rows_only in zip(*results, strict=True):
+        np.testing.assert_allclose(live_rows_only, every_row, atol=1e-5)
+
+
+def test_skipping_padding_needs_the_target_mask(rng):
+    decoder = LuongDecoder(6, num_layers=2)
+    target_embedding, memory, mask, initial = _inputs(rng, 6, 2)
+    with pytest.raises(ValueError, match="needs the target_mask"):
+        decoder(target_embedding, memory, mask, initial, skip_padding=True)

@@ -11,7 +11,11 @@ over time, not at every step.
 import keras
 from keras import ops
 
-from seq2seq_attn.layers.recurrence import scan_over_time
+from seq2seq_attn.layers.recurrence import (
+    scan_over_time,
+    skips_padding,
+    with_rows_longest_first,
+)
 from seq2seq_attn.layers.recurrence import swap_batch_and_time as time_major
 from seq2seq_attn.serialization import initializer_config, register
 
@@ -63,6 +67,14 @@ class StackedLSTM(keras.layers.Layer):
         training: whether dropout is on.
         mask: the Keras mask of `inputs` (from `Embedding(mask_zero=True)`),
             filled in by Keras; used where `sequence_mask` is not given.
+        skip_padding: compute each step only for the rows still inside their
+            sequence (the rows sorted longest first for the loops, and put
+            back after them; `scan_over_time`'s `live_rows`): the same
+            outputs and gradients with less work on a batch of mixed
+            lengths. Dropout then draws its masks for the rows in that
+            order (as random, not the same draws). TensorFlow without XLA
+            only (the number of rows changes from step to step); other
+            backends compute every row.
 
     Returns:
         `(outputs, final_state)`: top-layer outputs [B, T, n] and the flat
@@ -220,6 +232,7 @@ class StackedLSTM(keras.layers.Layer):
         initial_state=None,
         training=None,
         mask=None,
+        skip_padding=False,
     ):
         batch, steps = ops.shape(inputs)[0], ops.shape(inputs)[1]
         sequence_mask = mask if sequence_mask is None else sequence_mask
@@ -227,8 +240,30 @@ class StackedLSTM(keras.layers.Layer):
             sequence_mask = ops.ones((batch, steps), dtype="bool")
         if initial_state is None:
             initial_state = self.zero_state(batch)
-        mask = time_major(sequence_mask)
+        if skips_padding(skip_padding):
+            states, final_state = with_rows_longest_first(
+                lambda inputs, *initial, live_rows: self._states(
+                    inputs, initial, training, live_rows=live_rows
+                ),
+                (inputs, *initial_state),
+                sequence_mask,
+            )
+        else:
+            states, final_state = self._states(
+                inputs, initial_state, training, mask=sequence_mask
+            )
+        outputs = states * ops.cast(sequence_mask, states.dtype)[:, :, None]
+        return outputs, final_state
+
+    def _states(
+        self, inputs, initial_state, training, mask=None, live_rows=None
+    ):
+        """The top layer's h_t of every step [B, T, n] (past a row's end, its
+        last state) and the flat final state, with masked steps carrying the
+        state over, or with the rows longest first and only `live_rows`
+        stepped."""
         sequence = time_major(inputs)
+        sequences = () if live_rows is not None else (time_major(mask),)
         final_state = []
         for layer in range(self.num_layers):
             sequence = self._drop(sequence, training)
@@ -239,23 +274,27 @@ class StackedLSTM(keras.layers.Layer):
                 self.recurrent_kernels[layer], projected.dtype
             )
 
-            def layer_step(state, projected_t, mask_t, kernel=recurrent_kernel):
+            def layer_step(
+                state, projected_t, *mask_t, kernel=recurrent_kernel
+            ):
                 new_state = lstm_step(projected_t, state, kernel)
+                if not mask_t:  # only the live rows step
+                    return new_state
                 return tuple(
-                    ops.where(mask_t[:, None], new, old)
+                    ops.where(mask_t[0][:, None], new, old)
                     for new, old in zip(new_state, state, strict=True)
                 )
 
             initial = (initial_state[2 * layer], initial_state[2 * layer + 1])
             last, (sequence, _) = scan_over_time(
-                layer_step, initial, (projected, mask), projected.dtype
+                layer_step,
+                initial,
+                (projected, *sequences),
+                projected.dtype,
+                live_rows=live_rows,
             )
             final_state += list(last)
-        outputs = (
-            time_major(sequence)
-            * ops.cast(sequence_mask, sequence.dtype)[:, :, None]
-        )
-        return outputs, tuple(final_state)
+        return time_major(sequence), tuple(final_state)
 
     def compute_mask(self, inputs, mask=None):
         return mask, None
@@ -267,6 +306,7 @@ class StackedLSTM(keras.layers.Layer):
         initial_state=None,
         training=None,
         mask=None,
+        skip_padding=False,
     ):
         dtype = self.compute_dtype
         outputs = keras.KerasTensor(

@@ -5,7 +5,11 @@ from keras import ops
 
 from seq2seq_attn.layers.lstm import StackedLSTM
 from seq2seq_attn.layers.luong_attention import LuongAttention
-from seq2seq_attn.layers.recurrence import scan_over_time
+from seq2seq_attn.layers.recurrence import (
+    scan_over_time,
+    skips_padding,
+    with_rows_longest_first,
+)
 from seq2seq_attn.layers.recurrence import swap_batch_and_time as time_major
 from seq2seq_attn.serialization import initializer_config, register
 
@@ -41,6 +45,15 @@ class LuongDecoder(keras.layers.Layer):
         initial_state: the encoder's final flat LSTM state (2L tensors),
             required (a keyword where `memory_mask` is left to Keras).
         training: whether dropout is on.
+        target_mask: boolean [B, Ty], True on real target positions (padding
+            at the end); `skip_padding` needs it.
+        skip_padding: compute each step only for the rows still inside their
+            target (the rows sorted longest first for the loop, and put back
+            after it): the same outputs and gradients at the real positions
+            with less work on a batch of mixed lengths; past a row's end the
+            outputs are not computed (its last ones are repeated). Dropout
+            then draws its masks for the rows in that order. TensorFlow
+            without XLA only (the number of rows changes from step to step).
 
     Returns:
         `(attentional, alignments)`: h~_t [B, Ty, n] and a_t [B, Ty, Tx];
@@ -203,35 +216,86 @@ class LuongDecoder(keras.layers.Layer):
         memory_mask=None,
         initial_state=None,
         training=None,
+        target_mask=None,
+        skip_padding=False,
     ):
         if initial_state is None:
             raise ValueError(
                 "LuongDecoder needs initial_state, the encoder's final state"
             )
-        keys = self.project_keys(memory)
+        if skip_padding and target_mask is None:
+            raise ValueError(
+                f"{self.name}: skip_padding=True needs the target_mask"
+            )
+        skip_padding = skips_padding(skip_padding)
         if not self.input_feeding:
-            hidden, _ = self.lstm(
+            return self._without_feeding(
                 target_embedding,
-                initial_state=tuple(initial_state),
-                training=training,
+                memory,
+                memory_mask,
+                initial_state,
+                training,
+                target_mask,
+                skip_padding,
             )
-            if self.attention is None:
-                return self._drop(hidden, training)
-            context, alignments = self.attention(
-                hidden, memory, value_mask=memory_mask, keys=keys
+        if not skip_padding:
+            return _teacher_forced_feeding(
+                self,
+                target_embedding,
+                memory,
+                memory_mask,
+                initial_state,
+                training,
             )
-            return self._drop(
-                self.attentional(context, hidden), training
-            ), alignments
-        return _teacher_forced_feeding(
-            self,
-            target_embedding,
-            memory,
-            memory_mask,
-            keys,
-            initial_state,
-            training,
+        if memory_mask is None:
+            memory_mask = ops.ones(ops.shape(memory)[:2], dtype="bool")
+        return with_rows_longest_first(
+            lambda embedding, memory, memory_mask, *initial, live_rows: (
+                _teacher_forced_feeding(
+                    self,
+                    embedding,
+                    memory,
+                    memory_mask,
+                    initial,
+                    training,
+                    live_rows,
+                )
+            ),
+            (target_embedding, memory, memory_mask, *initial_state),
+            target_mask,
         )
+
+    def _without_feeding(
+        self,
+        target_embedding,
+        memory,
+        memory_mask,
+        initial_state,
+        training,
+        target_mask,
+        skip_padding,
+    ):
+        """`call` without input feeding: the LSTM over all steps, then the
+        attention and h~ for all steps at once."""
+        masks = {} if target_mask is None else {"sequence_mask": target_mask}
+        hidden, _ = self.lstm(
+            target_embedding,
+            initial_state=tuple(initial_state),
+            training=training,
+            skip_padding=skip_padding,
+            **masks,
+        )
+        if self.attention is None:
+            return self._drop(hidden, training)
+        context, alignments = self.attention(
+            hidden,
+            memory,
+            value_mask=memory_mask,
+            keys=self.project_keys(memory),
+        )
+        return self._drop(
+            self.attentional(context, hidden), training
+        ), alignments
 
     def _drop(self, inputs, training):
         if training and self.dropout > 0:
@@ -251,6 +315,8 @@ class LuongDecoder(keras.layers.Layer):
         memory_mask=None,
         initial_state=None,
         training=None,
+        target_mask=None,
+        skip_padding=False,
     ):
         batch, steps = target_embedding.shape[:2]
         attentional = keras.KerasTensor(
@@ -292,16 +358,18 @@ def _teacher_forced_feeding(
     target_embedding,
     memory,
     memory_mask,
-    keys,
     initial_state,
     training,
+    live_rows=None,
 ):
     """`LuongDecoder.call` with input feeding (Sec. 3.3): the loop over the
     target's time steps, teacher-forced; `(h~ [B, Ty, n], a [B, Ty, Tx])`.
 
     It runs `decoder.step`'s equations with the weights read once (the
     attention's too), and the embeddings' share of layer 1's input product
-    computed before the loop.
+    computed before the loop. With `live_rows` (the rows longest first, see
+    `scan_over_time`) each step computes only the rows still inside their
+    target.
     """
     batch, steps = (
         ops.shape(target_embedding)[0],
@@ -327,11 +395,17 @@ def _teacher_forced_feeding(
     projected = ops.matmul(embedded, embedding_kernel) + biases[0]
     state = decoder.initial_state(initial_state)
     alignment = ops.zeros((batch, ops.shape(memory)[1]), dtype=state[0].dtype)
-    position = ops.zeros((), dtype="int32")
+    # One position per row, so that a step of fewer rows splits it too.
+    position = ops.zeros((batch,), dtype="int32")
     sequences = (projected,) + tuple(masks or ())
+    # What every step reads, per row (split with the live rows).
+    keys = decoder.project_keys(memory)
+    constants = (memory, memory_mask) + (() if keys is None else (keys,))
 
-    def feeding_step(carry, projected_t, *step_masks):
+    def feeding_step(carry, projected_t, *rest):
         state, _, position = carry
+        step_masks = rest[: len(sequences) - 1]
+        memory, memory_mask, *keys = rest[len(sequences) - 1 :]
         hidden, lstm_state = decoder.lstm.step(
             state[-1],
             state[: 2 * decoder.num_layers],
@@ -344,7 +418,7 @@ def _teacher_forced_feeding(
             lstm_state,
             position,
             memory,
-            keys,
+            keys[0] if keys else None,
             memory_mask,
             combine_kernel,
             query_weights,
@@ -356,6 +430,8 @@ def _teacher_forced_feeding(
         (state, alignment, position),
         sequences,
         target_embedding.dtype,
+        constants=constants,
+        live_rows=live_rows,
     )
     attentional = time_major(states[-1])
     return decoder._drop(attentional, training), time_major(alignments)

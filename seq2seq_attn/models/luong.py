@@ -12,7 +12,7 @@ import keras
 from seq2seq_attn.initializers import initializers_for
 from seq2seq_attn.layers.lstm import StackedLSTM
 from seq2seq_attn.layers.luong_decoder import LuongDecoder
-from seq2seq_attn.layers.masking import ReverseSequence
+from seq2seq_attn.layers.masking import PaddingMask, ReverseSequence
 from seq2seq_attn.layers.vocabulary_projection import VocabularyProjection
 from seq2seq_attn.models.encoded import Encoded
 from seq2seq_attn.models.shared_layers import (
@@ -81,7 +81,7 @@ def _logits(layers, attentional):
     return layers["output_projection"](attentional)
 
 
-def _encode(layers, source_ids, training=None):
+def _encode(layers, source_ids, training=None, skip_padding=False):
     source_mask = layers["source_mask"](source_ids)
     encoder_ids = source_ids
     if "source_reversal" in layers:
@@ -90,6 +90,7 @@ def _encode(layers, source_ids, training=None):
         layers["source_embedding"](encoder_ids),
         sequence_mask=source_mask,
         training=training,
+        skip_padding=skip_padding,
     )
     if "memory_reversal" in layers:
         memory = layers["memory_reversal"](memory, source_mask)
@@ -99,13 +100,19 @@ def _encode(layers, source_ids, training=None):
 def connect(layers, source_ids, target_input_ids, packed=False):
     """Teacher-forced graph: `(logits, alignments)`; alignments is None
     without attention. Logits are [B, Ty, V], or with `packed` [N, V], those
-    of the real target positions only (`real_target_positions`)."""
-    memory, source_mask, final_state = _encode(layers, source_ids)
+    of the real target positions only (`real_target_positions`); `packed`
+    also skips the padding in the recurrences (`skip_padding`), as both need
+    TensorFlow without XLA."""
+    memory, source_mask, final_state = _encode(
+        layers, source_ids, skip_padding=packed
+    )
     outputs = layers["decoder"](
         layers["target_embedding"](target_input_ids),
         memory,
         source_mask,
         final_state,
+        target_mask=PaddingMask()(target_input_ids) if packed else None,
+        skip_padding=packed,
     )
     if isinstance(outputs, (tuple, list)):
         attentional, alignments = outputs
