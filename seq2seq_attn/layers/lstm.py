@@ -11,7 +11,6 @@ over time, not at every step.
 import keras
 from keras import ops
 
-from seq2seq_attn.layers.lstm_live_rows import lstm_over_live_rows
 from seq2seq_attn.layers.recurrence import (
     scan_over_time,
     skips_padding,
@@ -264,7 +263,7 @@ class StackedLSTM(keras.layers.Layer):
         state over, or with the rows longest first and only `live_rows`
         stepped."""
         sequence = time_major(inputs)
-        mask = None if live_rows is not None else time_major(mask)
+        sequences = () if live_rows is not None else (time_major(mask),)
         final_state = []
         for layer in range(self.num_layers):
             sequence = self._drop(sequence, training)
@@ -275,25 +274,25 @@ class StackedLSTM(keras.layers.Layer):
                 self.recurrent_kernels[layer], projected.dtype
             )
 
+            def layer_step(
+                state, projected_t, *mask_t, kernel=recurrent_kernel
+            ):
+                new_state = lstm_step(projected_t, state, kernel)
+                if not mask_t:  # only the live rows step
+                    return new_state
+                return tuple(
+                    ops.where(mask_t[0][:, None], new, old)
+                    for new, old in zip(new_state, state, strict=True)
+                )
+
             initial = (initial_state[2 * layer], initial_state[2 * layer + 1])
-            if live_rows is not None:
-                sequence, last = lstm_over_live_rows(
-                    projected, initial, recurrent_kernel, live_rows
-                )
-            else:
-
-                def layer_step(
-                    state, projected_t, mask_t, kernel=recurrent_kernel
-                ):
-                    new_state = lstm_step(projected_t, state, kernel)
-                    return tuple(
-                        ops.where(mask_t[:, None], new, old)
-                        for new, old in zip(new_state, state, strict=True)
-                    )
-
-                last, (sequence, _) = scan_over_time(
-                    layer_step, initial, (projected, mask), projected.dtype
-                )
+            last, (sequence, _) = scan_over_time(
+                layer_step,
+                initial,
+                (projected, *sequences),
+                projected.dtype,
+                live_rows=live_rows,
+            )
             final_state += list(last)
         return time_major(sequence), tuple(final_state)
 
