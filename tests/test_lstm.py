@@ -48,8 +48,9 @@ def test_dropout_only_in_training(rng):
 @pytest.mark.parametrize("traced", [False, True], ids=["eager", "traced"])
 def test_skipping_padding_changes_no_output_or_gradient(rng, traced):
     # Rows in no order of length, the longest ending before the padded
-    # width; a random initial state, whose gradient must survive too.
-    lengths = [3, 6, 1, 5]
+    # width; a random initial state, whose gradient must survive too, and
+    # one empty row (its final state is the initial one).
+    lengths = [3, 6, 0, 5]
     x = rng.normal(size=(4, 7, 3)).astype("float32")
     initial = [rng.normal(size=(4, 5)).astype("float32") for _ in range(4)]
     mask = np.arange(7)[None, :] < np.array(lengths)[:, None]

@@ -227,75 +227,17 @@ class LuongDecoder(keras.layers.Layer):
             raise ValueError(
                 f"{self.name}: skip_padding=True needs the target_mask"
             )
-        skip_padding = skips_padding(skip_padding)
-        if not self.input_feeding:
-            return self._without_feeding(
-                target_embedding,
-                memory,
-                memory_mask,
-                initial_state,
-                training,
-                target_mask,
-                skip_padding,
-            )
-        if not skip_padding:
-            return _teacher_forced_feeding(
-                self,
-                target_embedding,
-                memory,
-                memory_mask,
-                initial_state,
-                training,
-            )
-        if memory_mask is None:
-            memory_mask = ops.ones(ops.shape(memory)[:2], dtype="bool")
-        return with_rows_longest_first(
-            lambda embedding, memory, memory_mask, *initial, live_rows: (
-                _teacher_forced_feeding(
-                    self,
-                    embedding,
-                    memory,
-                    memory_mask,
-                    initial,
-                    training,
-                    live_rows,
-                )
-            ),
-            (target_embedding, memory, memory_mask, *initial_state),
-            target_mask,
-        )
-
-    def _without_feeding(
-        self,
-        target_embedding,
-        memory,
-        memory_mask,
-        initial_state,
-        training,
-        target_mask,
-        skip_padding,
-    ):
-        """`call` without input feeding: the LSTM over all steps, then the
-        attention and h~ for all steps at once."""
-        masks = {} if target_mask is None else {"sequence_mask": target_mask}
-        hidden, _ = self.lstm(
+        loop = _with_feeding if self.input_feeding else _without_feeding
+        return loop(
+            self,
             target_embedding,
-            initial_state=tuple(initial_state),
-            training=training,
-            skip_padding=skip_padding,
-            **masks,
-        )
-        if self.attention is None:
-            return self._drop(hidden, training)
-        context, alignments = self.attention(
-            hidden,
             memory,
-            value_mask=memory_mask,
-            keys=self.project_keys(memory),
+            memory_mask,
+            initial_state,
+            training,
+            target_mask,
+            skips_padding(skip_padding),
         )
-        return self._drop(
-            self.attentional(context, hidden), training
-        ), alignments
 
     def _drop(self, inputs, training):
         if training and self.dropout > 0:
@@ -353,6 +295,78 @@ class LuongDecoder(keras.layers.Layer):
         return config
 
 
+def _without_feeding(
+    decoder,
+    target_embedding,
+    memory,
+    memory_mask,
+    initial_state,
+    training,
+    target_mask,
+    skip_padding,
+):
+    """`LuongDecoder.call` without input feeding: the LSTM over all steps,
+    then the attention and h~ for all steps at once."""
+    masks = {} if target_mask is None else {"sequence_mask": target_mask}
+    hidden, _ = decoder.lstm(
+        target_embedding,
+        initial_state=tuple(initial_state),
+        training=training,
+        skip_padding=skip_padding,
+        **masks,
+    )
+    if decoder.attention is None:
+        return decoder._drop(hidden, training)
+    context, alignments = decoder.attention(
+        hidden,
+        memory,
+        value_mask=memory_mask,
+        keys=decoder.project_keys(memory),
+    )
+    attentional = decoder.attentional(context, hidden)
+    return decoder._drop(attentional, training), alignments
+
+
+def _with_feeding(
+    decoder,
+    target_embedding,
+    memory,
+    memory_mask,
+    initial_state,
+    training,
+    target_mask,
+    skip_padding,
+):
+    """`LuongDecoder.call` with input feeding: the teacher-forced loop, over
+    the rows longest first where it skips the padding."""
+    if not skip_padding:
+        return _teacher_forced_feeding(
+            decoder,
+            target_embedding,
+            memory,
+            memory_mask,
+            initial_state,
+            training,
+        )
+    if memory_mask is None:
+        memory_mask = ops.ones(ops.shape(memory)[:2], dtype="bool")
+    return with_rows_longest_first(
+        lambda embedding, memory, memory_mask, *initial, live_rows: (
+            _teacher_forced_feeding(
+                decoder,
+                embedding,
+                memory,
+                memory_mask,
+                initial,
+                training,
+                live_rows,
+            )
+        ),
+        (target_embedding, memory, memory_mask, *initial_state),
+        target_mask,
+    )
+
+
 def _teacher_forced_feeding(
     decoder,
     target_embedding,
@@ -379,12 +393,7 @@ def _teacher_forced_feeding(
     masks = decoder.lstm.dropout_masks(
         batch, steps, width + decoder.units, training
     )
-    # Layer 1 reads [E y_{t-1}; h~_{t-1}]: W splits into the rows for
-    # the embeddings, whose product is computed for all steps at once
-    # here, and those for h~_{t-1}, the only product left in the loop.
-    kernels, recurrent_kernels, biases = decoder.lstm.read_weights()
-    embedding_kernel, feeding_kernel = ops.split(kernels[0], [width], axis=0)
-    weights = ((feeding_kernel,) + kernels[1:], recurrent_kernels, biases)
+    embedding_kernel, weights = _split_first_kernel(decoder, width)
     combine_kernel = ops.cast(decoder.combine_kernel, decoder.compute_dtype)
     query_weights = decoder.attention.read_query_weights(ops.shape(memory)[1])
     embedded = time_major(target_embedding)
@@ -392,6 +401,7 @@ def _teacher_forced_feeding(
         embedding_mask, feeding_mask = ops.split(masks[0], [width], axis=-1)
         embedded = embedded * embedding_mask
         masks = (feeding_mask,) + masks[1:]
+    biases = weights[2]
     projected = ops.matmul(embedded, embedding_kernel) + biases[0]
     state = decoder.initial_state(initial_state)
     alignment = ops.zeros((batch, ops.shape(memory)[1]), dtype=state[0].dtype)
@@ -435,3 +445,18 @@ def _teacher_forced_feeding(
     )
     attentional = time_major(states[-1])
     return decoder._drop(attentional, training), time_major(alignments)
+
+
+def _split_first_kernel(decoder, width):
+    """`(embedding_kernel, weights)`: layer 1 reads [E y_{t-1}; h~_{t-1}],
+    so its W splits into the rows for the embeddings (of width `width`),
+    whose product the loop computes for all steps at once before it, and
+    those for h~_{t-1}, the only product left in the loop; `weights` are
+    `StackedLSTM.read_weights()` with the latter as layer 1's kernel."""
+    kernels, recurrent_kernels, biases = decoder.lstm.read_weights()
+    embedding_kernel, feeding_kernel = ops.split(kernels[0], [width], axis=0)
+    return embedding_kernel, (
+        (feeding_kernel,) + kernels[1:],
+        recurrent_kernels,
+        biases,
+    )
