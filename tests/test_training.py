@@ -160,6 +160,9 @@ def test_kill_9_then_resume_matches_an_uninterrupted_run(text_files, tmp_path):
 
 @pytest.mark.slow
 def test_mirrored_on_two_cpu_devices(text_files, tmp_path):
+    # Without dropout, whose masks each replica draws for its own share
+    # of the batch (and, skipping the padding, in its own length order).
+    no_dropout = ("--epochs=1", "--dropout=0")
     model_dir = tmp_path / "mirrored"
     result = _run(
         _command(
@@ -167,18 +170,18 @@ def test_mirrored_on_two_cpu_devices(text_files, tmp_path):
             *text_files,
             "--strategy=mirrored",
             "--num_cpu_devices=2",
-            "--epochs=1",
+            *no_dropout,
         )
     )
     assert "2 replica(s)" in result.stdout
     losses = _losses(model_dir)
     assert all(np.isfinite(list(losses.values())))
     default = tmp_path / "default"
-    _run(_command(default, *text_files, "--epochs=1"))
+    _run(_command(default, *text_files, *no_dropout))
     # Splitting a batch across replicas leaves the loss and update the same.
     reference = _losses(default)
     for step in (1, 2, 3):
-        assert abs(losses[step] - reference[step]) < 1e-4
+        assert abs(losses[step] - reference[step]) < 1e-5
 
 
 @pytest.mark.slow
