@@ -77,6 +77,23 @@ def outputs_and_gradients(call, inputs, variables, traced):
     return [np.asarray(t) for t in list(outputs) + gradients]
 
 
+def assert_skipping_padding_changes_nothing(call, inputs, variables, traced):
+    """`call(*inputs, skip=...)` gives the same outputs and gradients
+    (`outputs_and_gradients`, to 1e-5) with `skip_padding` on, only the live
+    rows stepped, as with every row stepped."""
+    every_row, live_rows_only = (
+        outputs_and_gradients(
+            lambda *inputs, skip=skip: call(*inputs, skip=skip),
+            inputs,
+            variables,
+            traced,
+        )
+        for skip in (False, True)
+    )
+    for ours, theirs in zip(live_rows_only, every_row, strict=True):
+        np.testing.assert_allclose(ours, theirs, atol=1e-5)
+
+
 def multi30k_slice(directory, train, val, variant="tok"):
     """The first lines of Multi30k train and val (en and de; `variant` "tok"
     or "raw") as plain files in `directory`: {(split, language): path}."""

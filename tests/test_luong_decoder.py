@@ -2,14 +2,13 @@
 the equations in NumPy: the teacher-forced call and a loop of single
 steps."""
 
-import functools
 import itertools
 
 import numpy as np
 import numpy_reference as ref
 import pytest
 import tensorflow as tf
-from conftest import outputs_and_gradients
+from conftest import assert_skipping_padding_changes_nothing
 
 from seq2seq_attn.layers import LuongDecoder
 
@@ -29,6 +28,22 @@ def _inputs(rng, units, layers):
     return target_embedding, memory, mask, initial
 
 
+def _decoder(units, layers, score, mode, input_feeding):
+    """A decoder of `score` and `mode` attention over 12 source positions,
+    with random biases."""
+    return LuongDecoder(
+        units,
+        num_layers=layers,
+        score=score,
+        mode=mode,
+        window=WINDOW,
+        input_feeding=input_feeding,
+        attention_units=5,
+        max_source_length=12,
+        bias_initializer="random_normal",
+    )
+
+
 @pytest.mark.parametrize(
     "score,mode",
     list(itertools.product(["general", "concat"], ["global", "local-p"]))
@@ -36,17 +51,7 @@ def _inputs(rng, units, layers):
 )
 def test_input_feeding_matches_the_equations(rng, score, mode):
     units, layers = 6, 2
-    decoder = LuongDecoder(
-        units,
-        num_layers=layers,
-        score=score,
-        mode=mode,
-        window=WINDOW,
-        input_feeding=True,
-        attention_units=5,
-        max_source_length=12,
-        bias_initializer="random_normal",
-    )
+    decoder = _decoder(units, layers, score, mode, input_feeding=True)
     target_embedding, memory, mask, initial = _inputs(rng, units, layers)
     attentional, alignments = (
         np.asarray(t) for t in decoder(target_embedding, memory, mask, initial)
@@ -173,17 +178,7 @@ def test_skipping_padding_changes_no_output_or_gradient(
     # width. Past a row's end the skipping loop computes nothing, so the
     # outputs are compared (and differentiated) at the real positions.
     units, layers = 6, 2
-    decoder = LuongDecoder(
-        units,
-        num_layers=layers,
-        score=score,
-        mode=mode,
-        window=WINDOW,
-        input_feeding=feeding,
-        attention_units=5,
-        max_source_length=12,
-        bias_initializer="random_normal",
-    )
+    decoder = _decoder(units, layers, score, mode, input_feeding=feeding)
     target_embedding, memory, mask, initial = _inputs(rng, units, layers)
     target_mask = np.arange(5)[None, :] < np.array([3, 4, 1])[:, None]
     decoder(target_embedding, memory, mask, initial)  # builds
@@ -200,17 +195,12 @@ def test_skipping_padding_changes_no_output_or_gradient(
         keep = tf.cast(target_mask, "float32")[:, :, None]
         return tuple(output * keep for output in outputs)
 
-    results = [
-        outputs_and_gradients(
-            functools.partial(real_positions, skip=skip),
-            (target_embedding, memory, mask, target_mask, *initial),
-            decoder.trainable_variables,
-            traced,
-        )
-        for skip in (False, True)
-    ]
-    for every_row, live_rows_only in zip(*results, strict=True):
-        np.testing.assert_allclose(live_rows_only, every_row, atol=1e-5)
+    assert_skipping_padding_changes_nothing(
+        real_positions,
+        (target_embedding, memory, mask, target_mask, *initial),
+        decoder.trainable_variables,
+        traced,
+    )
 
 
 def test_skipping_padding_needs_the_target_mask(rng):
