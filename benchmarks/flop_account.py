@@ -235,14 +235,9 @@ def training_rows(model_dir, sizes, count, peak, work, profile=False):
     """One row each for the recipe's sorted windows and random batches;
     with `profile`, the sorted step's op time by op type too."""
     import numpy as np
-    import tensorflow as tf
+    from training_step_speed import prepared_step, seconds_per_step
 
     from seq2seq_attn.config.run import RunConfig
-    from seq2seq_attn.data.training_data import training_data
-    from seq2seq_attn.model_dir import load_trained
-    from seq2seq_attn.training.losses import training_loss
-    from seq2seq_attn.training.optimizers import make_optimizer
-    from seq2seq_attn.training.step import make_train_step
 
     run = RunConfig.load(model_dir)
     rows = []
@@ -250,40 +245,13 @@ def training_rows(model_dir, sizes, count, peak, work, profile=False):
         (f"sorted windows of {run.data.sort_window}", run.data.sort_window),
         ("random batches (--sort_window=1)", 1),
     ):
-        data = training_data(
-            dataclasses.replace(run.data, sort_window=window),
-            model_dir / "vocab",
+        train_step, stream, batches = prepared_step(
+            model_dir,
+            window,
+            count + 5 + 6 * profile,
             work / f"{model_dir.name}_epoch_{window}.json",
-            seed=run.train.seed,
-            log=lambda line: None,
         )
-        batches = [
-            ((s.numpy(), t.numpy()), o.numpy())
-            for (s, t), o in data.train.take(count + 5 + 6 * profile)
-        ]
-        _, model, _, _ = load_trained(model_dir, "latest")
-        optimizer = make_optimizer(run.train, data.steps_per_epoch)
-        step = tf.Variable(0, dtype=tf.int64)
-        train_step = make_train_step(
-            model,
-            optimizer,
-            tf.distribute.get_strategy(),
-            training_loss(run.train.label_smoothing),
-            step,
-        )
-        ids = tf.TensorSpec([None, None], tf.int32)
-        stream = iter(
-            tf.data.Dataset.from_generator(
-                lambda batches=batches: iter(batches),
-                output_signature=((ids, ids), ids),
-            ).prefetch(4)
-        )
-        for _ in range(5):  # trace and warm up
-            train_step(stream)
-        started = time.perf_counter()
-        for _ in range(count):
-            train_step(stream)
-        seconds = (time.perf_counter() - started) / count
+        seconds = seconds_per_step(train_step, stream, 5, count)
         if profile and window > 1:
             print_op_types(
                 f"a training step, {label}",

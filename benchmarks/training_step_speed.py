@@ -28,9 +28,11 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 os.environ.setdefault("TF_ENABLE_ONEDNN_OPTS", "1")
 
 
-def step_times(model_dir, window, count, work):
-    """`(ms per step, target tokens per step, padding share)` of `count`
-    steps on batches of sort window `window`."""
+def prepared_step(model_dir, window, batch_count, epoch_state):
+    """`(train_step, stream, batches)`: the trainer's step on the latest
+    checkpoint of `model_dir`, and `batch_count` batches of its recipe's
+    training stream with sort window `window` (`epoch_state`: a file the
+    stream may write), as arrays and as the stream the step reads."""
     import tensorflow as tf
 
     from seq2seq_attn.config.run import RunConfig
@@ -44,13 +46,13 @@ def step_times(model_dir, window, count, work):
     data = training_data(
         dataclasses.replace(run.data, sort_window=window),
         model_dir / "vocab",
-        work / f"epoch_{window}.json",
+        epoch_state,
         seed=run.train.seed,
         log=lambda line: None,
     )
     batches = [
         ((s.numpy(), t.numpy()), o.numpy())
-        for (s, t), o in data.train.take(count + 3)
+        for (s, t), o in data.train.take(batch_count)
     ]
     _, model, _, _ = load_trained(model_dir, "latest")
     train_step = make_train_step(
@@ -64,14 +66,28 @@ def step_times(model_dir, window, count, work):
     stream = iter(
         tf.data.Dataset.from_generator(
             lambda: iter(batches), output_signature=((ids, ids), ids)
-        ).prefetch(2)
+        ).prefetch(4)
     )
-    for _ in range(3):  # trace and warm up
+    return train_step, stream, batches
+
+
+def seconds_per_step(train_step, stream, warm_up, count):
+    """The mean time of `count` steps after `warm_up` (tracing) steps."""
+    for _ in range(warm_up):
         train_step(stream)
     started = time.perf_counter()
     for _ in range(count):
         train_step(stream)
-    ms = 1000 * (time.perf_counter() - started) / count
+    return (time.perf_counter() - started) / count
+
+
+def step_times(model_dir, window, count, work):
+    """`(ms per step, target tokens per step, padding share)` of `count`
+    steps on batches of sort window `window`."""
+    train_step, stream, batches = prepared_step(
+        model_dir, window, count + 3, work / f"epoch_{window}.json"
+    )
+    ms = 1000 * seconds_per_step(train_step, stream, 3, count)
     timed = batches[3:]
     tokens = statistics.mean(int((o != 0).sum()) for _, o in timed)
     padding = statistics.mean(
