@@ -1,4 +1,4 @@
-"""Where the time of one beam-search step goes, on a trained model.
+"""Where the time of one search step goes, on a trained model.
 
     python benchmarks/profile_decoding.py --model_dir=runs/m30k_rnnsearch \
         [--beam_size=5] [--batch_size=64] [--precision=float32] \
@@ -10,8 +10,9 @@ it) and times, each as a traced function run 50 times after a warm-up:
     projection) for all B x K rows;
   - that, plus choosing each row's K best tokens and their log-probabilities
     (`top_candidates`, every row live);
-and the whole beam search of the batch divided by its number of steps (where
-only the live hypotheses take a step, and the beams are reordered). The
+and the whole search of the batch divided by its number of steps (where only
+the live hypotheses take a step, and the beams are reordered): `beam_search`,
+or `greedy_search` with `--beam_size=1`. The
 parts read the weights cast once beforehand, as the search does (under
 `--precision=bfloat16`). With `--ops=N`, also the N ops that take the most
 time in the whole search (TensorFlow's profiler, summed over its compute
@@ -100,6 +101,7 @@ def main():
 
     from seq2seq_attn.data import BOS_ID
     from seq2seq_attn.decoding.beam_search import beam_search
+    from seq2seq_attn.decoding.greedy_search import greedy_search
     from seq2seq_attn.decoding.search_step import top_candidates
     from seq2seq_attn.model_dir import load_translator
     from seq2seq_attn.models.inference import map_rows
@@ -133,8 +135,13 @@ def main():
 
     @tf.function
     def search():
-        # All K hypotheses: the longest of them took the last step.
-        result = beam_search(form, tf.constant(source), beam_size=k, nbest=k)
+        if k == 1:
+            result = greedy_search(form, tf.constant(source))
+        else:
+            # All K hypotheses: the longest of them took the last step.
+            result = beam_search(
+                form, tf.constant(source), beam_size=k, nbest=k
+            )
         return tf.reduce_max(result.lengths)
 
     search()  # trace
@@ -158,7 +165,7 @@ def main():
     print(
         f"whole search: {1000 * whole:.0f} ms for {steps} steps = "
         f"{1000 * whole / steps:.2f} ms per step (only live hypotheses take "
-        f"a step; beams reordered)"
+        f"a step{'; beams reordered' if k > 1 else ''})"
     )
     if args.ops:
         times = op_times(search)
