@@ -58,10 +58,13 @@ setup(
     packages=find_packages(include=["seq2seq_attn", "seq2seq_attn.*"]),
     package_data={"seq2seq_attn.export": ["allowed_ops.txt"]},
     install_requires=[
-        "tensorflow>=2.16,<2.21",
-        # tensorflow-text pins the TensorFlow minor version it was built for.
-        "tensorflow-text>=2.16,<2.21",
-        "keras>=3.3",
+        "tensorflow>=2.20,<2.22",
+        # tensorflow-text pins the TensorFlow minor version it was built for;
+        # 2.21.0 fails to import (tensorflow/text#1541, fixed in 2.21.1).
+        "tensorflow-text>=2.20,!=2.21.0,<2.22",
+        # TensorFlow 2.21 no longer installs it; tf.summary needs it.
+        "tensorboard>=2.20,<2.22",
+        "keras>=3.10",
         "sacrebleu>=2.4",
         "absl-py>=1.4",
         "sentencepiece>=0.2",
@@ -69,7 +72,7 @@ setup(
         "numpy>=1.26",
     ],
     extras_require={
-        "gpu": ["tensorflow[and-cuda]>=2.16,<2.21"],
+        "gpu": ["tensorflow[and-cuda]>=2.20,<2.22"],
         "tfds": TFDS,
         "test": TEST,
         "bench": BENCH,

@@ -31,6 +31,9 @@ def _module_run_by_python_m():
 # lines (CUDA probing, "failed call to cuInit" on a machine without a GPU,
 # CPU features), which TensorFlow writes from its import on: the level is
 # set before the imports below. `TF_CPP_MIN_LOG_LEVEL=0` shows them.
+# TensorFlow 2.21 writes some of them whatever the level (`compat`
+# names the upstream issue), so the commands import it through
+# `compat.import_tensorflow_quietly`.
 #
 # `python -m seq2seq_attn.train` on an x86 CPU also computes with
 # TensorFlow's oneDNN kernels. TensorFlow turns them on by itself only where
@@ -46,6 +49,9 @@ if sys.argv[:1] == ["-m"]:
         platform.machine().lower() in ("x86_64", "amd64")
     ):
         os.environ.setdefault("TF_ENABLE_ONEDNN_OPTS", "1")
+    from seq2seq_attn.compat import import_tensorflow_quietly
+
+    import_tensorflow_quietly()
 
 from seq2seq_attn import (  # noqa: E402, F401  (the subpackages, eagerly)
     config,
@@ -61,7 +67,7 @@ from seq2seq_attn import (  # noqa: E402, F401  (the subpackages, eagerly)
 from seq2seq_attn.decoding.translator import Translation, Translator  # noqa: E402
 from seq2seq_attn.model_dir import load_translator  # noqa: E402
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 SUBPACKAGES = (
     "config",

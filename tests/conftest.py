@@ -14,8 +14,13 @@ SHARED_DATA = (
 )
 
 
-def pytest_configure(config):
-    config.addinivalue_line("markers", "slow: takes more than a few seconds")
+def pytest_report_header(config):
+    """The versions this run tests, first in its output (.ci/run runs the
+    suite on both ends of the supported range)."""
+    from importlib.metadata import version
+
+    names = ("tensorflow", "tensorflow-text", "keras", "numpy")
+    return "versions: " + ", ".join(f"{n} {version(n)}" for n in names)
 
 
 @pytest.fixture(autouse=True)

@@ -73,3 +73,33 @@ def test_what_a_resume_may_change_is_declared_on_the_field():
     ):
         RunConfig.from_json(text)
     assert RunConfig.from_json(run.to_json()) == run
+
+
+def test_config_json_carries_a_format_version_that_loading_checks():
+    import json
+
+    from seq2seq_attn.config.run import (
+        FORMAT_VERSION,
+        DataConfig,
+        RunConfig,
+        TrainConfig,
+    )
+
+    run = RunConfig(ModelConfig(), DataConfig(), TrainConfig())
+    written = json.loads(run.to_json())
+    assert written["format_version"] == FORMAT_VERSION
+    # No key: the format of 0.1.0, which wrote none.
+    del written["format_version"]
+    assert RunConfig.from_json(json.dumps(written)) == run
+    for newer in (FORMAT_VERSION + 1, 99):
+        written["format_version"] = newer
+        with pytest.raises(
+            ValueError,
+            match=rf"format_version {newer} was written by a newer "
+            rf"seq2seq_attn; this one \(.*\) reads formats up to "
+            rf"{FORMAT_VERSION}: upgrade",
+        ):
+            RunConfig.from_json(json.dumps(written))
+    written["format_version"] = "1"
+    with pytest.raises(ValueError, match="must be an integer >= 1, got '1'"):
+        RunConfig.from_json(json.dumps(written))

@@ -22,6 +22,10 @@ TOKENIZERS = ("sentencepiece", "wordpiece", "word")
 BATCH_BY = ("sentences", "tokens")
 SCHEDULES = ("constant", "halving")
 STRATEGIES = ("default", "mirrored", "multi_worker")
+# The layout of config.json this version writes; a file without the key is
+# format 1 (seq2seq_attn 0.1.0). Raise it when a field changes meaning, so
+# that an older version refuses the file instead of misreading it.
+FORMAT_VERSION = 1
 
 
 def write_atomically(path, text):
@@ -402,9 +406,10 @@ class RunConfig:
         return found
 
     def to_json(self):
-        """Indented JSON of the three configs."""
+        """Indented JSON of the three configs and the format version."""
         return json.dumps(
             {
+                "format_version": FORMAT_VERSION,
                 "model": self.model.to_dict(),
                 "data": dataclasses.asdict(self.data),
                 "train": dataclasses.asdict(self.train),
@@ -415,10 +420,12 @@ class RunConfig:
 
     @classmethod
     def from_json(cls, text):
-        """Inverse of `to_json`; unknown keys are named in the error."""
+        """Inverse of `to_json`; unknown keys are named in the error, and a
+        format newer than this version reads is refused."""
         values = json.loads(text)
         if not isinstance(values, dict):
             raise ValueError("config.json: expected an object of sections")
+        _check_format_version(values.get("format_version", 1))
         return cls(
             **{
                 name: from_dict(
@@ -442,6 +449,21 @@ class RunConfig:
                 f"{model_dir} is not a model directory: config.json missing"
             )
         return cls.from_json(path.read_text())
+
+
+def _check_format_version(version):
+    from seq2seq_attn import __version__
+
+    _check(
+        type(version) is int and version >= 1,
+        f"config.json: format_version must be an integer >= 1, got {version!r}",
+    )
+    _check(
+        version <= FORMAT_VERSION,
+        f"config.json: format_version {version} was written by a newer "
+        f"seq2seq_attn; this one ({__version__}) reads formats up to "
+        f"{FORMAT_VERSION}: upgrade it (pip install -U seq2seq_attn)",
+    )
 
 
 SECTIONS = {"model": ModelConfig, "data": DataConfig, "train": TrainConfig}
