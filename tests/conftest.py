@@ -23,6 +23,26 @@ def pytest_report_header(config):
     return "versions: " + ", ".join(f"{n} {version(n)}" for n in names)
 
 
+# What a test that takes one of these fixtures waits for: a model trained
+# by the train CLI, an export, files for a training run, or 0.1.0's models.
+SLOW_FIXTURES = {
+    "trained_model_dir",
+    "raw_model_dir",
+    "exported",
+    "text_files",
+    "recovered_runs",
+    "users_files",
+}
+
+
+def pytest_collection_modifyitems(config, items):
+    """Marks `slow` every test that takes a `SLOW_FIXTURES` fixture, so that
+    `-m "not slow"` is the fast lane without a mark on each."""
+    for item in items:
+        if SLOW_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.slow)
+
+
 @pytest.fixture(autouse=True)
 def _seed():
     keras.utils.set_random_seed(1234)
@@ -175,27 +195,59 @@ def _train_tiny_rnnsearch(directory, variant, *flags):
     return model_dir
 
 
+def made_once_per_run(tmp_path_factory, name, make):
+    """`make(directory)`, made once for the whole run: under pytest-xdist
+    the first worker to ask makes it in the workers' common temporary
+    folder while the others wait for it, then all read the same files.
+    Returns what `make` returned (a path inside `directory`)."""
+    import fcntl
+    import json
+
+    root = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        root = root.parent
+    directory, made = root / name, root / f"{name}.made"
+    with open(root / f"{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not made.is_file():
+            if directory.exists():  # a worker that failed to make it
+                import shutil
+
+                shutil.rmtree(directory)
+            directory.mkdir()
+            made.write_text(json.dumps(str(make(directory))))
+    return pathlib.Path(json.loads(made.read_text()))
+
+
 @pytest.fixture(scope="session")
 def trained_model_dir(tmp_path_factory):
     """Word shortlists of 400 on Multi30k tok/ (lowercased, tokenised)."""
-    return _train_tiny_rnnsearch(
-        tmp_path_factory.mktemp("trained"),
-        "tok",
-        "--tokenizer=word",
-        "--source_vocab_size=400",
-        "--target_vocab_size=400",
-        "--bleu_tokenize=none",
+    return made_once_per_run(
+        tmp_path_factory,
+        "trained",
+        lambda directory: _train_tiny_rnnsearch(
+            directory,
+            "tok",
+            "--tokenizer=word",
+            "--source_vocab_size=400",
+            "--target_vocab_size=400",
+            "--bleu_tokenize=none",
+        ),
     )
 
 
 @pytest.fixture(scope="session")
 def raw_model_dir(tmp_path_factory):
     """SentencePiece (the default: raw text in and out) on raw Multi30k."""
-    return _train_tiny_rnnsearch(
-        tmp_path_factory.mktemp("trained_raw"),
-        "raw",
-        "--source_vocab_size=700",
-        "--target_vocab_size=700",
+    return made_once_per_run(
+        tmp_path_factory,
+        "trained_raw",
+        lambda directory: _train_tiny_rnnsearch(
+            directory,
+            "raw",
+            "--source_vocab_size=700",
+            "--target_vocab_size=700",
+        ),
     )
 
 

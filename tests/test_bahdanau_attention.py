@@ -4,6 +4,8 @@ import pytest
 
 from seq2seq_attn.layers import BahdanauAttention
 
+pytestmark = pytest.mark.both_ends  # the layers against NumPy
+
 
 def _weights(layer):
     return (

@@ -12,6 +12,7 @@ import time
 import keras
 import pytest
 from conftest import SHARED_DATA
+from tf1_session import answers_in_a_tf1_session
 
 from seq2seq_attn.data import build_tokenizer, load_corpus
 from seq2seq_attn.decoding.translator import Translator
@@ -86,6 +87,7 @@ RAW_SENTENCES = [
 ]
 
 
+@pytest.mark.both_ends
 def test_fresh_process_matches_the_translate_cli(
     exported, raw_model_dir, tmp_path
 ):
@@ -133,7 +135,6 @@ def test_fresh_process_matches_the_translate_cli(
 
 
 BAD_INPUT = """
-loaded = tf.saved_model.load(sys.argv[1])
 serve = loaded.signatures["serving_default"]
 rows = [b"", b"   ", b" ".join([b"dog"] * 5000), b"bad \\xff\\xfe bytes .",
         "ein \u2603 \u65e5\u672c zebraxyl".encode(), b"a man ."]
@@ -142,7 +143,7 @@ empty = serve(text=tf.constant([], tf.string))
 big = serve(text=tf.constant([b"a dog runs ."] * 512))
 nbest = loaded.signatures["translate_nbest"](
     text=tf.constant(rows[:2] + rows[-1:]))
-print(json.dumps({
+answers["bad_input"] = ({
     "translations": [t.decode("utf-8") for t in out["translation"].numpy()],
     "scores": out["score"].numpy().tolist(),
     "empty": [list(v.shape) for v in empty.values()],
@@ -150,12 +151,26 @@ print(json.dumps({
     "big_same": len(set(big["translation"].numpy().tolist())),
     "nbest": nbest["translations"].shape.as_list(),
     "nbest_scores": nbest["scores"].numpy().tolist(),
-}))
+})
 """
 
 
-def test_bad_input_gets_a_defined_output_for_every_row(exported):
-    got = _fresh_process(BAD_INPUT, exported)
+@pytest.fixture(scope="module")
+def answers(exported):
+    """What the export answered to the requests below (`WRONG_FORM` first,
+    then `BAD_INPUT`, `LONG_LINES`, `ALIGN`), from one fresh process that
+    loaded it once, as a server does: {name: answer}."""
+    blocks = (WRONG_FORM, BAD_INPUT, LONG_LINES, ALIGN)
+    return _fresh_process(
+        "loaded = tf.saved_model.load(sys.argv[1])\nanswers = {}\n"
+        + "".join(blocks)
+        + "print(json.dumps(answers))\n",
+        exported,
+    )
+
+
+def test_bad_input_gets_a_defined_output_for_every_row(answers):
+    got = answers["bad_input"]
     translations, scores = got["translations"], got["scores"]
     assert translations[0] == translations[1] == "" and scores[:2] == [0.0, 0.0]
     assert all(t for t in translations[2:]), translations
@@ -170,7 +185,6 @@ def test_bad_input_gets_a_defined_output_for_every_row(exported):
 
 
 WRONG_FORM = """
-loaded = tf.saved_model.load(sys.argv[1])
 requests = {
     "serving_default": [
         {"text": tf.constant("a man")},
@@ -193,26 +207,26 @@ for name, calls in requests.items():
         except tf.errors.InvalidArgumentError as error:
             errors.append([name, error.message])
 after = loaded.signatures["serving_default"](text=tf.constant(["a man ."]))
-print(json.dumps({"errors": errors,
-                  "after": after["translation"].numpy()[0].decode()}))
+answers["wrong_form"] = {
+    "errors": errors, "after": after["translation"].numpy()[0].decode()
+}
 """
 
 
 LONG_LINES = """
-loaded = tf.saved_model.load(sys.argv[1])
 serve = loaded.signatures["serving_default"]
 line = "A man rides a horse. " * 500_000  # 10.5 MB
 # 3,000 bytes (under the 64 x 60 bytes read) hold far more than 60 tokens.
 rows = [line, line[:3000], line[:3000] + "é" * 4_000_000]
 got = serve(text=tf.constant([r.encode() for r in rows]))["translation"]
-print(json.dumps([t.decode() for t in got.numpy()]))
+answers["long_lines"] = [t.decode() for t in got.numpy()]
 """
 
 
-def test_a_10_mb_line_is_cut_to_its_first_tokens(exported):
+def test_a_10_mb_line_is_cut_to_its_first_tokens(answers):
     # Only the bytes that can hold --max_input_tokens=60 tokens are
     # tokenized: the same 60 tokens as a shorter line, so the same output.
-    long, short, multibyte = _fresh_process(LONG_LINES, exported)
+    long, short, multibyte = answers["long_lines"]
     assert long and long == short == multibyte
 
 
@@ -265,12 +279,13 @@ def test_a_killed_export_leaves_no_incomplete_version(raw_model_dir, tmp_path):
 
 
 def test_requests_of_the_wrong_form_are_refused_and_the_server_lives(
-    exported,
+    answers,
 ):
     # A scalar once crashed the process (SIGSEGV) inside a TF Text op, and a
     # 2-D batch answered the wrong rows. The process must exit cleanly
-    # (_fresh_process checks rc 0) after refusing each with a clear error.
-    got = _fresh_process(WRONG_FORM, exported)
+    # (_fresh_process checks rc 0) after refusing each with a clear error,
+    # and answer the requests after them (`answers` makes these first).
+    got = answers["wrong_form"]
     names = [name for name, _ in got["errors"]]
     messages = [message for _, message in got["errors"]]
     assert (
@@ -286,60 +301,21 @@ def test_requests_of_the_wrong_form_are_refused_and_the_server_lives(
 
 
 ALIGN = """
-loaded = tf.saved_model.load(sys.argv[1])
 out = loaded.signatures["align"](
     text=tf.constant(["A man rides a horse.", ""]),
     target=tf.constant(["Ein Mann reitet.", "Hallo"]))
 result = {"alignment": out["alignment"].numpy().tolist()}
 for key in ("source_tokens", "target_tokens"):
     result[key] = [[t.decode() for t in row] for row in out[key].numpy()]
-print(json.dumps(result))
+answers["align"] = result
 """
 
 
+@pytest.mark.both_ends
 def test_a_tf1_session_runs_every_signature_again_and_again(exported):
-    # How TF Serving's model server runs an export: a TF1 session over the
-    # `serve` meta graph, tensors found through each signature_def, the same
-    # session for every request.
+    # How TF Serving's model server runs an export (tests/tf1_session.py).
     sentences = ["A man is riding a bicycle.", "", "Two dogs play in the snow!"]
-    got = _fresh_process(
-        """
-        tf.compat.v1.disable_eager_execution()
-        session = tf.compat.v1.Session(graph=tf.Graph())
-        with session.graph.as_default():
-            meta = tf.compat.v1.saved_model.loader.load(
-                session, ["serve"], sys.argv[1]
-            )
-        sentences = json.loads(sys.argv[2])
-        def run(name, **inputs):
-            signature = meta.signature_def[name]
-            feed = {
-                signature.inputs[key].name: value
-                for key, value in inputs.items()
-            }
-            names = sorted(signature.outputs)
-            fetched = session.run(
-                [signature.outputs[key].name for key in names], feed
-            )
-            return {
-                key: value.tolist() if value.dtype != object else
-                [v.decode("utf-8") for v in value.ravel()]
-                for key, value in zip(names, fetched)
-            }
-        answers = []
-        for _ in range(3):
-            answers.append({
-                "serving_default": run("serving_default", text=sentences),
-                "translate_nbest": run("translate_nbest", text=sentences),
-                "align": run("align", text=sentences, target=sentences),
-                "one": run("serving_default", text=sentences[:1]),
-            })
-        ours = sorted(m for m in sys.modules if m.startswith("seq2seq"))
-        print(json.dumps({"answers": answers, "ours": ours}))
-        """,
-        exported,
-        json.dumps(sentences),
-    )
+    got = answers_in_a_tf1_session(exported, sentences, rounds=3)
     assert got["ours"] == []
     first, *again = got["answers"]
     assert all(answer == first for answer in again)
@@ -355,8 +331,8 @@ def test_a_tf1_session_runs_every_signature_again_and_again(exported):
     assert len(first["align"]["alignment"]) == 3
 
 
-def test_align_signature(exported):
-    got = _fresh_process(ALIGN, exported)
+def test_align_signature(answers):
+    got = answers["align"]
 
     def text(pieces):
         return "".join(pieces).replace("\u2581", " ").strip()
@@ -410,6 +386,7 @@ def test_saved_model_cli_show_and_run(exported):
     assert "translation" in run.stdout and "score" in run.stdout
 
 
+@pytest.mark.both_ends
 def test_every_op_is_allowed(exported):
     assert disallowed_ops(exported) == []
     assert "SentencepieceTokenizeOp" in saved_model_ops(exported)

@@ -13,6 +13,9 @@ from conftest import multi30k_file_flags, multi30k_slice
 
 from seq2seq_attn.cli import file_error_line
 
+# Each test runs a command in a fresh interpreter; one is in-process.
+pytestmark = pytest.mark.slow
+
 # A model directory that does not exist: a check that names its own flag
 # instead of the missing model ran before the model was loaded.
 NO_MODEL = "/nonexistent/model"
@@ -200,7 +203,6 @@ def _damaged_copies(directory, source):
     return paths
 
 
-@pytest.mark.slow
 def test_damaged_corpora_are_named_with_the_line_reached(text_files, tmp_path):
     damaged = _damaged_copies(tmp_path, text_files["train", "en"])
     expected = {
@@ -220,7 +222,6 @@ def test_damaged_corpora_are_named_with_the_line_reached(text_files, tmp_path):
         assert not model_dir.exists()
 
 
-@pytest.mark.slow
 def test_blank_corpus_and_duplicate_vocabulary_are_one_line(
     text_files, tmp_path
 ):
@@ -250,7 +251,6 @@ def test_blank_corpus_and_duplicate_vocabulary_are_one_line(
     assert not (tmp_path / "dup").exists()
 
 
-@pytest.mark.slow
 def test_a_full_disk_is_one_line(trained_model_dir):
     # /dev/full takes the open and refuses every write: ENOSPC.
     result = _command(
@@ -321,7 +321,6 @@ def _swapped_vocabularies(copy):
     (vocab / "swap").rename(vocab / "target")
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize(
     "damage, message",
     [

@@ -5,6 +5,8 @@ from conftest import assert_skipping_padding_changes_nothing
 
 from seq2seq_attn.layers import GRU, BidirectionalGRU
 
+pytestmark = pytest.mark.both_ends  # the layers against NumPy
+
 LENGTHS = [6, 3, 1]
 
 

@@ -13,6 +13,8 @@ from seq2seq_attn.models import ModelConfig, build_model
 from seq2seq_attn.models.builder import named_layers
 from seq2seq_attn.models.inference import InferenceForm
 
+pytestmark = pytest.mark.both_ends  # the layers against NumPy
+
 LENGTHS = [7, 3, 1]
 
 

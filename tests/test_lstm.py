@@ -5,6 +5,8 @@ from conftest import assert_skipping_padding_changes_nothing
 
 from seq2seq_attn.layers import StackedLSTM
 
+pytestmark = pytest.mark.both_ends  # the layers against NumPy
+
 
 def test_stacked_lstm_matches_equations_and_steps(rng):
     lengths = [5, 2]

@@ -7,6 +7,8 @@ import pytest
 from seq2seq_attn.layers import LuongAttention
 from seq2seq_attn.layers.luong_attention import MODES, SCORES
 
+pytestmark = pytest.mark.both_ends  # the layers against NumPy
+
 CASES = list(itertools.product(SCORES, MODES))
 LENGTHS = [9, 4, 1]
 WINDOW = 2

@@ -12,6 +12,8 @@ from conftest import assert_skipping_padding_changes_nothing
 
 from seq2seq_attn.layers import LuongDecoder
 
+pytestmark = pytest.mark.both_ends  # the layers against NumPy
+
 LENGTHS = [9, 4, 1]
 WINDOW = 2
 

@@ -4,6 +4,8 @@ import pytest
 
 from seq2seq_attn.layers import MaxoutDeepOutput
 
+pytestmark = pytest.mark.both_ends  # the layers against NumPy
+
 
 @pytest.mark.parametrize("pool_size", [2, 3])
 def test_matches_equation(rng, pool_size):

@@ -93,6 +93,8 @@ def _run_python(code, cwd):
     return result.stdout.strip().splitlines()
 
 
+@pytest.mark.slow  # a fresh interpreter
+@pytest.mark.both_ends
 def test_import_gives_the_subpackages(tmp_path):
     # An eager package: `import seq2seq_attn` imports every subpackage.
     lines = _run_python(
@@ -119,6 +121,7 @@ def test_import_gives_the_subpackages(tmp_path):
     ]
 
 
+@pytest.mark.slow  # a fresh interpreter
 @pytest.mark.parametrize("first", ["keras", "tensorflow"])
 def test_keras_file_loads_after_import_seq2seq_attn_alone(first, tmp_path):
     # A `.keras` file did not load without importing the modules that
@@ -183,6 +186,7 @@ def _help_of(module, env, cwd):
     )
 
 
+@pytest.mark.slow  # a fresh interpreter
 @pytest.mark.parametrize("name", CLIS)
 def test_command_lines_start_quietly(name, tmp_path):
     # The package imports TensorFlow as it is imported; under `python -m`
@@ -196,6 +200,7 @@ def test_command_lines_start_quietly(name, tmp_path):
 ONEDNN_ON = "oneDNN custom operations are on"
 
 
+@pytest.mark.slow  # a fresh interpreter
 @pytest.mark.skipif(
     platform.machine().lower() not in ("x86_64", "amd64"),
     reason="the train command asks for oneDNN on x86 only",
@@ -216,6 +221,7 @@ def test_training_asks_for_onednn_unless_the_environment_says(
     assert (ONEDNN_ON in result.stderr) == (setting is None), result.stderr
 
 
+@pytest.mark.slow  # a fresh interpreter
 def test_an_export_named_like_its_module_stays_the_export(tmp_path):
     # Importing `decoding.beam_search` (the module) first once set the
     # package's `beam_search` to the module, not the function.

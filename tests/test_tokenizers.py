@@ -153,6 +153,7 @@ def test_sentencepiece_round_trips_all_of_multi30k_val(multi30k_raw, tmp_path):
     )
 
 
+@pytest.mark.both_ends
 def test_sentencepiece_normalizes_in_the_graph_and_outlives_a_seed(
     multi30k_raw, tmp_path
 ):

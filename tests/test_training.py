@@ -839,3 +839,16 @@ def test_weight_average_is_validated_and_kept_as_best(
     # checkpoint, which resumes, the weights themselves.
     assert averages and all(holds(best, a) for a in averages)
     assert not all(holds(trained, a) for a in averages)
+
+
+@pytest.mark.both_ends
+def test_the_shared_model_trained_and_wrote_its_summaries(raw_model_dir):
+    # TensorFlow 2.21 no longer installs TensorBoard, which tf.summary needs.
+    import tensorflow as tf
+
+    assert (raw_model_dir / "best" / "checkpoint").is_file()
+    tags = set()
+    for events in (raw_model_dir / "logs" / "train").glob("*tfevents*"):
+        for event in tf.compat.v1.train.summary_iterator(str(events)):
+            tags.update(value.tag for value in event.summary.value)
+    assert {"loss", "perplexity", "learning_rate"} <= tags
