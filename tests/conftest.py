@@ -29,7 +29,7 @@ SLOW_FIXTURES = {
     "trained_model_dir",
     "raw_model_dir",
     "exported",
-    "text_files",
+    "text_flags",
     "recovered_runs",
     "users_files",
 }
@@ -161,10 +161,19 @@ def multi30k_file_flags(files):
     ]
 
 
+@pytest.fixture(scope="module")
+def text_flags(tmp_path_factory):
+    """The file flags of 400 training and 40 validation pairs of Multi30k
+    (the tokenized text), for the train command's tests."""
+    directory = tmp_path_factory.mktemp("text")
+    return multi30k_file_flags(multi30k_slice(directory, train=400, val=40))
+
+
 def _train_tiny_rnnsearch(directory, variant, *flags):
     """A tiny RNNsearch trained by the train CLI on 600 Multi30k pairs."""
-    import subprocess
     import sys
+
+    import commands
 
     files = multi30k_slice(directory, train=600, val=30, variant=variant)
     model_dir = directory / "model"
@@ -188,9 +197,7 @@ def _train_tiny_rnnsearch(directory, variant, *flags):
         "--seed=3",
         *flags,
     ]
-    result = subprocess.run(
-        command, capture_output=True, text=True, timeout=900
-    )
+    result = commands.run(command, text=True, timeout=900)
     assert result.returncode == 0, result.stderr[-3000:]
     return model_dir
 

@@ -2,9 +2,9 @@
 as a model directory that translates."""
 
 import os
-import subprocess
 import sys
 
+import commands
 import numpy as np
 import pytest
 
@@ -14,7 +14,7 @@ from seq2seq_attn.training.checkpoints import checkpoint_prefixes
 
 def _average(*flags):
     env = {k: v for k, v in os.environ.items() if k != "TF_CPP_MIN_LOG_LEVEL"}
-    return subprocess.run(
+    return commands.run(
         [sys.executable, "-m", "seq2seq_attn.average", *flags],
         capture_output=True,
         text=True,

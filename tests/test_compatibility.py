@@ -6,12 +6,10 @@ still load and give what they gave then."""
 import json
 import os
 import shutil
-import subprocess
-import sys
-import textwrap
 
 import pytest
 from conftest import SHARED_DATA
+from serving_process import tensorflow_only
 
 from seq2seq_attn.config.search import SearchConfig
 from seq2seq_attn.export import export
@@ -56,10 +54,6 @@ def test_a_model_directory_translates_as_it_did(users_files, name, search):
 
 
 ANSWERS = """
-import json, sys
-import tensorflow as tf
-import tensorflow_text  # noqa: F401  (registers the TF Text ops)
-
 answers = {}
 for path, lines in json.loads(sys.argv[1]).items():
     loaded = tf.saved_model.load(path)
@@ -84,19 +78,9 @@ print(json.dumps(answers))
 def _answers_of_exports(paths_and_lines):
     """The answers of each export to its lines, from one fresh process that
     imports only tensorflow and tensorflow_text, as TF Serving loads it."""
-    result = subprocess.run(
-        [
-            sys.executable,
-            "-c",
-            textwrap.dedent(ANSWERS),
-            json.dumps({str(p): lines for p, lines in paths_and_lines}),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=600,
+    answers = tensorflow_only(
+        ANSWERS, json.dumps({str(p): lines for p, lines in paths_and_lines})
     )
-    assert result.returncode == 0, result.stderr[-3000:]
-    answers = json.loads(result.stdout.strip().splitlines()[-1])
     return [answers[str(path)] for path, _ in paths_and_lines]
 
 

@@ -6,10 +6,10 @@ import http.server
 import os
 import pathlib
 import shutil
-import subprocess
 import sys
 import threading
 
+import commands
 import pytest
 from conftest import SHARED_DATA
 
@@ -149,7 +149,7 @@ def test_training_offline_without_local_data_says_so_in_one_line(tmp_path):
     }
     environment["SEQ2SEQ_ATTN_DATA_DIR"] = str(tmp_path / "empty")
     environment["SEQ2SEQ_ATTN_MIRROR"] = "http://127.0.0.1:9"
-    result = subprocess.run(
+    result = commands.run(
         [
             sys.executable,
             "-m",

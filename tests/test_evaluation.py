@@ -1,8 +1,8 @@
 import json
 import os
-import subprocess
 import sys
 
+import commands
 import numpy as np
 import pytest
 from conftest import sacrebleu_cache
@@ -104,7 +104,7 @@ def test_evaluate_cli(trained_model_dir, tmp_path):
     (tmp_path / "ref").write_text("\n".join(references) + "\n")
     (tmp_path / "gold").write_text("0-0 1-1 2-2\n0-0 1-1\n")
     out = tmp_path / "eval"
-    result = subprocess.run(
+    result = commands.run(
         [
             sys.executable,
             "-m",
@@ -144,7 +144,7 @@ def test_evaluate_cli_names_an_ensemble_and_reads_a_named_test_set(
         tmp_path / "sacrebleu", "wmt14", "en-de", sources, references
     )
     environment = {**os.environ, "SACREBLEU": str(tmp_path / "sacrebleu")}
-    result = subprocess.run(
+    result = commands.run(
         [
             sys.executable,
             "-m",

@@ -2,17 +2,16 @@
 process that imports only tensorflow and tensorflow_text."""
 
 import gzip
-import json
 import pathlib
 import subprocess
 import sys
-import textwrap
 import time
 
+import commands
 import keras
 import pytest
 from conftest import SHARED_DATA
-from tf1_session import answers_in_a_tf1_session
+from serving_process import answers_in_a_tf1_session, tensorflow_only
 
 from seq2seq_attn.data import build_tokenizer, load_corpus
 from seq2seq_attn.decoding.translator import Translator
@@ -27,7 +26,7 @@ BIN = pathlib.Path(sys.executable).parent
 def exported(raw_model_dir, tmp_path_factory):
     """The export of the SentencePiece model: raw text in, raw text out."""
     export_dir = tmp_path_factory.mktemp("exports")
-    result = subprocess.run(
+    result = commands.run(
         [
             sys.executable,
             "-m",
@@ -45,32 +44,6 @@ def exported(raw_model_dir, tmp_path_factory):
     assert result.returncode == 0, result.stderr[-3000:]
     assert (export_dir / "1" / "saved_model.pb").is_file()
     return export_dir / "1"
-
-
-def _fresh_process(code, *args, timeout=600):
-    """Runs `code` in a new interpreter that imports only TF and TF Text;
-    `args` are its `sys.argv[1:]`; returns the JSON of its last line."""
-    prelude = textwrap.dedent(
-        """
-        import json, sys
-        import tensorflow as tf
-        import tensorflow_text  # noqa: F401  (registers the TF Text ops)
-        """
-    )
-    result = subprocess.run(
-        [
-            sys.executable,
-            "-c",
-            prelude + textwrap.dedent(code),
-            *map(str, args),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
-    assert result.returncode == 0, result.stderr[-3000:]
-    assert "seq2seq_attn" not in result.stdout
-    return json.loads(result.stdout.strip().splitlines()[-1])
 
 
 # Raw text as people type it: casing, punctuation attached to words,
@@ -97,7 +70,7 @@ def test_fresh_process_matches_the_translate_cli(
     sentences += RAW_SENTENCES
     source = tmp_path / "val200.en"
     source.write_text("\n".join(sentences) + "\n")
-    cli = subprocess.run(
+    cli = commands.run(
         [
             sys.executable,
             "-m",
@@ -113,7 +86,7 @@ def test_fresh_process_matches_the_translate_cli(
     )
     assert cli.returncode == 0, cli.stderr[-3000:]
     expected = cli.stdout.split("\n")[:-1]
-    got = _fresh_process(
+    got = tensorflow_only(
         """
         loaded = tf.saved_model.load(sys.argv[1])
         lines = open(sys.argv[2], encoding="utf-8").read().split("\\n")[:-1]
@@ -143,7 +116,7 @@ empty = serve(text=tf.constant([], tf.string))
 big = serve(text=tf.constant([b"a dog runs ."] * 512))
 nbest = loaded.signatures["translate_nbest"](
     text=tf.constant(rows[:2] + rows[-1:]))
-answers["bad_input"] = ({
+answers["bad_input"] = {
     "translations": [t.decode("utf-8") for t in out["translation"].numpy()],
     "scores": out["score"].numpy().tolist(),
     "empty": [list(v.shape) for v in empty.values()],
@@ -151,7 +124,7 @@ answers["bad_input"] = ({
     "big_same": len(set(big["translation"].numpy().tolist())),
     "nbest": nbest["translations"].shape.as_list(),
     "nbest_scores": nbest["scores"].numpy().tolist(),
-})
+}
 """
 
 
@@ -161,12 +134,15 @@ def answers(exported):
     then `BAD_INPUT`, `LONG_LINES`, `ALIGN`), from one fresh process that
     loaded it once, as a server does: {name: answer}."""
     blocks = (WRONG_FORM, BAD_INPUT, LONG_LINES, ALIGN)
-    return _fresh_process(
+    answers = tensorflow_only(
         "loaded = tf.saved_model.load(sys.argv[1])\nanswers = {}\n"
         + "".join(blocks)
-        + "print(json.dumps(answers))\n",
+        + "ours = [m for m in sys.modules if m.startswith('seq2seq')]\n"
+        + "print(json.dumps({'ours': ours, **answers}))\n",
         exported,
     )
+    assert answers.pop("ours") == []
+    return answers
 
 
 def test_bad_input_gets_a_defined_output_for_every_row(answers):

@@ -5,9 +5,9 @@ corpora named with the line reached."""
 import gzip
 import os
 import shutil
-import subprocess
 import sys
 
+import commands
 import pytest
 from conftest import multi30k_file_flags, multi30k_slice
 
@@ -25,7 +25,7 @@ def _command(verb, *flags, input_text=None):
     """Runs `python -m seq2seq_attn.<verb>` as a user would (TensorFlow's
     start-up lines hidden by the command); returns the result."""
     env = {k: v for k, v in os.environ.items() if k != "TF_CPP_MIN_LOG_LEVEL"}
-    return subprocess.run(
+    return commands.run(
         [sys.executable, "-m", f"seq2seq_attn.{verb}", *flags],
         input=input_text,
         capture_output=True,

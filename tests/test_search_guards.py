@@ -9,6 +9,7 @@ import subprocess
 import sys
 import textwrap
 
+import commands
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -120,7 +121,7 @@ def _looping_model_dir(trained_model_dir, directory):
 
 
 def _translate(model_dir, sentences, *flags):
-    result = subprocess.run(
+    result = commands.run(
         [
             sys.executable,
             "-m",
@@ -157,7 +158,7 @@ def test_translate_and_the_export_apply_both_guards(
         assert len(set(_ngrams(words, 2))) == len(_ngrams(words, 2))
 
     export_dir = tmp_path / "export"
-    exported = subprocess.run(
+    exported = commands.run(
         [
             sys.executable,
             "-m",

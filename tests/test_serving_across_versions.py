@@ -10,7 +10,7 @@ import sys
 
 import numpy as np
 import pytest
-from tf1_session import answers_in_a_tf1_session
+from serving_process import answers_in_a_tf1_session
 
 OTHER_PYTHON = os.environ.get("SEQ2SEQ_ATTN_OTHER_PYTHON")
 

@@ -5,6 +5,7 @@ import dataclasses
 import gzip
 import pathlib
 
+import commands
 import pytest
 import tensorflow as tf
 from conftest import SHARED_DATA, sacrebleu_cache, write_lines
@@ -263,7 +264,6 @@ def test_checkpointed_iterator_is_bounded_by_the_buffer_and_resumes_exactly(
 
 def test_build_vocab_samples_and_train_uses_it_on_tsv_pairs(tmp_path):
     import os
-    import subprocess
     import sys
 
     english, german = _multi30k_files(tmp_path, 400)
@@ -276,7 +276,7 @@ def test_build_vocab_samples_and_train_uses_it_on_tsv_pairs(tmp_path):
         ):
             stream.write(f"{source}\t{target}\n")
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")
-    built = subprocess.run(
+    built = commands.run(
         [
             sys.executable,
             "-m",
@@ -295,7 +295,7 @@ def test_build_vocab_samples_and_train_uses_it_on_tsv_pairs(tmp_path):
     assert "pairs.tsv.gz: 400 pairs" in built.stdout
     assert "sampled 100 of 400 pairs" in built.stdout
     model_dir = tmp_path / "model"
-    trained = subprocess.run(
+    trained = commands.run(
         [
             sys.executable,
             "-m",

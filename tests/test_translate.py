@@ -2,9 +2,9 @@
 
 import json
 import shutil
-import subprocess
 import sys
 
+import commands
 import numpy as np
 import pytest
 
@@ -33,9 +33,7 @@ def _translate(model_dir, *flags, input_text=None, input_file=None):
     ]
     if input_file:
         command.append(f"--input={input_file}")
-    result = subprocess.run(
-        [*command, *flags], input=input_text, capture_output=True, timeout=600
-    )
+    result = commands.run([*command, *flags], input=input_text, timeout=600)
     return result
 
 
