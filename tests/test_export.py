@@ -2,6 +2,7 @@
 process that imports only tensorflow and tensorflow_text."""
 
 import gzip
+import os
 import pathlib
 import subprocess
 import sys
@@ -254,12 +255,25 @@ def test_a_killed_export_leaves_no_incomplete_version(raw_model_dir, tmp_path):
     assert not abandoned.exists()
 
 
+@pytest.mark.both_ends
+def test_the_version_folder_is_readable_by_a_server_of_another_user(
+    exported,
+):
+    # Its mode follows the umask (the export ran with this process's), as
+    # `mkdir` does: 0755 under the usual 022, where a partial folder from
+    # `tempfile.mkdtemp` kept 0700 through the rename.
+    umask = os.umask(0)
+    os.umask(umask)
+    assert exported.stat().st_mode & 0o777 == 0o777 & ~umask
+    assert not list(exported.parent.glob(".*"))
+
+
 def test_requests_of_the_wrong_form_are_refused_and_the_server_lives(
     answers,
 ):
     # A scalar once crashed the process (SIGSEGV) inside a TF Text op, and a
     # 2-D batch answered the wrong rows. The process must exit cleanly
-    # (_fresh_process checks rc 0) after refusing each with a clear error,
+    # (tensorflow_only checks rc 0) after refusing each with a clear error,
     # and answer the requests after them (`answers` makes these first).
     got = answers["wrong_form"]
     names = [name for name, _ in got["errors"]]

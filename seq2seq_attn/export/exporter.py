@@ -23,15 +23,12 @@ ops may crash the process on a scalar. The search runs on sorted chunks of
 its chunks cost, no more per sentence.
 """
 
-import os
 import pathlib
-import re
-import shutil
-import tempfile
 
 import keras
 
 from seq2seq_attn.decoding.generation import TARGET, TEXT
+from seq2seq_attn.folders import written_whole
 
 
 def signatures(translator):
@@ -69,34 +66,6 @@ def next_version(export_dir):
     return max(versions, default=0) + 1
 
 
-# A version being written: `.N.partial-PID-XXXX` beside the versions, a
-# name TF Serving does not take for a version.
-PARTIAL = re.compile(r"\.\d+\.partial-(\d+)-.+")
-
-
-def _alive(pid):
-    """Whether process `pid` exists (one of another user's counts)."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        pass
-    return True
-
-
-def remove_abandoned_exports(export_dir):
-    """Removes the partial versions of exports whose process died (a
-    `kill -9` or a crash); returns their names."""
-    removed = []
-    for path in pathlib.Path(export_dir).glob(".*.partial-*"):
-        match = PARTIAL.fullmatch(path.name)
-        if match and path.is_dir() and not _alive(int(match.group(1))):
-            shutil.rmtree(path, ignore_errors=True)
-            removed.append(path.name)
-    return removed
-
-
 def check_export_dir(export_dir, version=None):
     """Refuses, before any work, a `version` below 1 or an `export_dir`
     that names a file."""
@@ -121,14 +90,15 @@ def export(translator, export_dir, version=None):
     the best hypothesis of its search, `translate_nbest` its `nbest`.
 
     The version is written into a partial folder beside it and renamed into
-    place once `saved_model.pb`, the variables and the assets are complete,
-    so that TF Serving, which watches `export_dir` for the newest version,
-    never sees half of one. A failed export removes its partial folder (and
-    those that killed exports left behind)."""
+    place once `saved_model.pb`, the variables and the assets are complete
+    (`folders.written_whole`), so that TF Serving, which watches
+    `export_dir` for the newest version, never sees half of one. Its mode
+    follows the umask, so that a server running as another user reads it.
+    A failed export removes its partial folder (and those that killed
+    exports on this host left behind)."""
     check_export_dir(export_dir, version)
     export_dir = pathlib.Path(export_dir)
     export_dir.mkdir(parents=True, exist_ok=True)
-    remove_abandoned_exports(export_dir)
     version = version or next_version(export_dir)
     path = export_dir / str(version)
     if path.exists():
@@ -145,23 +115,11 @@ def export(translator, export_dir, version=None):
     archive.track(translator.target_tokenizer)
     for name, (function, signature) in signatures(translator).items():
         archive.add_endpoint(name, function, signature)
-    partial = pathlib.Path(
-        tempfile.mkdtemp(
-            prefix=f".{version}.partial-{os.getpid()}-", dir=export_dir
-        )
-    )
     try:
-        archive.write_out(str(partial), verbose=False)
-        try:
-            # Fails on a version folder another export has just written.
-            os.rename(partial, path)
-        except OSError as error:
-            if path.exists():
-                raise FileExistsError(
-                    f"{path} exists; choose another --version"
-                ) from error
-            raise
-    except BaseException:
-        shutil.rmtree(partial, ignore_errors=True)
-        raise
+        with written_whole(path) as partial:
+            archive.write_out(str(partial), verbose=False)
+    except FileExistsError as error:  # another export wrote it meanwhile
+        raise FileExistsError(
+            f"{path} exists; choose another --version"
+        ) from error
     return path

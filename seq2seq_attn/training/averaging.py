@@ -11,6 +11,7 @@ import numpy as np
 import tensorflow as tf
 
 from seq2seq_attn.config import RunConfig
+from seq2seq_attn.folders import written_whole
 from seq2seq_attn.models.builder import build_model
 from seq2seq_attn.training.checkpoints import (
     READ_ERRORS,
@@ -25,7 +26,8 @@ def average_checkpoints(model_dir, output_dir, last=5, log=print):
     training checkpoints of `model_dir` (its other weights, such as
     dropout's random state, from the newest) to `output_dir`: the run's
     config, vocabularies and flags, and the average as its `best/`
-    checkpoint, which `load_translator(output_dir)` reads.
+    checkpoint, which `load_translator(output_dir)` reads. The folder
+    appears whole (`folders.written_whole`) or not at all.
 
     Returns:
         The prefixes averaged, newest first.
@@ -55,7 +57,9 @@ def average_checkpoints(model_dir, output_dir, last=5, log=print):
     average = _mean_weights(model, prefixes)
     for variable, value in zip(model.trainable_variables, average, strict=True):
         variable.assign(value)
-    _write(source, target, run, model, checkpoint_step(prefixes[0]), prefixes)
+    step = checkpoint_step(prefixes[0])
+    with written_whole(target.path) as partial:
+        _write(source, ModelDir(partial), run, model, step, prefixes)
     log(
         f"averaged {len(prefixes)} checkpoint(s) of {source.path} (steps "
         f"{', '.join(str(checkpoint_step(p)) for p in prefixes)}) into "
@@ -86,7 +90,6 @@ def _mean_weights(model, prefixes):
 
 
 def _write(source, target, run, model, step, prefixes):
-    target.path.mkdir(parents=True, exist_ok=True)
     shutil.copytree(source.vocab, target.vocab)
     if source.flags.is_file():
         shutil.copyfile(source.flags, target.flags)
