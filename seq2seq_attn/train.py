@@ -20,7 +20,7 @@ import sys
 from absl import app, flags, logging
 
 from seq2seq_attn import cli, recipes
-from seq2seq_attn.config.model import ModelConfig
+from seq2seq_attn.config.model import IGNORED_FIELDS, ModelConfig
 from seq2seq_attn.config.run import (
     SECTIONS,
     DataConfig,
@@ -58,6 +58,7 @@ def run_config_from_flags():
     for name, section in FLAG_SECTIONS.items():
         values[section][name] = FLAGS[name].value
     resolve_corpus(values["data"])
+    _refuse_ignored_model_flags(values["model"].get("architecture"))
     data = DataConfig(**values["data"])
     model = ModelConfig(
         source_vocab_size=data.source_vocab_size,
@@ -67,6 +68,23 @@ def run_config_from_flags():
     return RunConfig(
         model=model, data=data, train=TrainConfig(**values["train"])
     )
+
+
+def _refuse_ignored_model_flags(architecture):
+    """Refuses, by name, model flags given for an architecture that does
+    not read them (`--attention_mode=local-p` for rnnsearch)."""
+    given = [
+        name
+        for name in IGNORED_FIELDS.get(architecture, ())
+        if name in FLAG_SECTIONS and FLAGS[name].present
+    ]
+    if given:
+        names = ", ".join(f"--{name}" for name in given)
+        raise ValueError(
+            f"model: {names} {'has' if len(given) == 1 else 'have'} no "
+            f"effect on architecture={architecture}; remove "
+            f"{'it' if len(given) == 1 else 'them'}"
+        )
 
 
 def flags_text():

@@ -103,3 +103,25 @@ def test_config_json_carries_a_format_version_that_loading_checks():
     written["format_version"] = "1"
     with pytest.raises(ValueError, match="must be an integer >= 1, got '1'"):
         RunConfig.from_json(json.dumps(written))
+
+
+def test_a_run_recorded_with_an_ignored_field_resumes_without_it():
+    # The train command once accepted --score for rnnsearch; it now refuses
+    # it, so a resume without it must not be refused as a change.
+    from seq2seq_attn.config.run import DataConfig, RunConfig, TrainConfig
+
+    def run(**model):
+        return RunConfig(ModelConfig(**model), DataConfig(), TrainConfig())
+
+    recorded = run(architecture="rnnsearch", score="dot", window=3)
+    assert recorded.differences(run(architecture="rnnsearch")) == []
+    luong = run(architecture="luong", hidden_units=16, embedding_dim=16)
+    changed = luong.model.replace(score="dot")
+    assert luong.differences(RunConfig(changed, luong.data, luong.train)) == [
+        ("model", "score", "general", "dot")
+    ]
+    assert recorded.differences(run(architecture="rnnencdec")) == [
+        ("model", "architecture", "rnnsearch", "rnnencdec"),
+        ("model", "score", "dot", "general"),
+        ("model", "window", 3, 10),
+    ]

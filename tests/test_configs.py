@@ -107,6 +107,38 @@ def test_luong_recipe_values():
         assert data.tokenizer == "word" and data.split_punctuation
 
 
+@pytest.mark.parametrize(
+    "recipe, flags, refusal",
+    [
+        (
+            "bahdanau/rnnsearch50.flags",
+            ["--attention_mode=local-p"],
+            "model: --attention_mode has no effect on architecture=rnnsearch; "
+            "remove it",
+        ),
+        (
+            "bahdanau/rnnencdec50.flags",
+            ["--reverse_source", "--score=dot"],
+            "model: --score, --reverse_source have no effect on "
+            "architecture=rnnencdec; remove them",
+        ),
+        (
+            "luong/base.flags",
+            ["--maxout_units=100"],
+            "model: --maxout_units has no effect on architecture=luong; "
+            "remove it",
+        ),
+    ],
+)
+def test_flags_that_the_architecture_ignores_are_refused_by_name(
+    recipe, flags, refusal
+):
+    # They were accepted and ignored: a local-p rnnsearch trained as global.
+    with pytest.raises(ValueError) as raised:
+        run_config_from_flagfile(CONFIGS / recipe, *flags)
+    assert str(raised.value) == refusal
+
+
 def test_every_flag_is_explained_by_its_config_docstring():
     import dataclasses
 

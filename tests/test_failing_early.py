@@ -177,6 +177,7 @@ def _train(model_dir, files, *flags):
         ("--learning_rate=inf", "train: learning_rate must be a finite"),
         ("--clip_norm=nan", "train: clip_norm must be a finite number"),
         ("--tokenizer=bpe", "data: tokenizer must be one of"),
+        ("--window=5", "model: --window has no effect on architecture="),
     ],
 )
 def test_train_refuses_bad_numbers_before_any_work(

@@ -10,6 +10,25 @@ SCORES = ("dot", "general", "concat", "location", "none")
 MODES = ("global", "local-m", "local-p")
 INITIALIZERS = ("bahdanau", "luong", "glorot")
 TIES = ("none", "target", "all")
+# The fields each architecture's model never reads: a flag that sets one
+# is refused by the train command (a config that holds one still loads).
+# rnnencdec has no alignment model, but its recipes give n'
+# (`--attention_units`) as Bahdanau A.2.3 lists it for both models: kept.
+_LUONG_ONLY = (
+    "score",
+    "attention_mode",
+    "window",
+    "max_source_positions",
+    "input_feeding",
+    "reverse_source",
+    "num_layers",
+    "init_scale",
+)
+IGNORED_FIELDS = {
+    "rnnsearch": _LUONG_ONLY,
+    "rnnencdec": _LUONG_ONLY,
+    "luong": ("maxout_units", "maxout_pool_size"),
+}
 
 
 @dataclasses.dataclass(frozen=True)

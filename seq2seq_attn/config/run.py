@@ -11,7 +11,7 @@ import math
 import pathlib
 
 from seq2seq_attn.config.fields import from_dict, resumable, resumable_fields
-from seq2seq_attn.config.model import ModelConfig
+from seq2seq_attn.config.model import IGNORED_FIELDS, ModelConfig
 
 # What to do with a line that is not UTF-8 (the corpus readers take it too).
 INVALID_UTF8 = ("error", "replace", "skip")
@@ -393,12 +393,18 @@ class RunConfig:
     def differences(self, other):
         """`[(section, field, mine, other's)]` for every field that differs,
         the vocabulary sizes of the model excepted (the tokenizers set
-        them)."""
+        them), and the model fields that both runs' architecture ignores
+        (`IGNORED_FIELDS`: a run recorded with one resumes without it)."""
         found = []
+        ignored = set(IGNORED_FIELDS.get(self.model.architecture, ()))
+        if self.model.architecture != other.model.architecture:
+            ignored = set()
         for section in ("model", "data", "train"):
             mine, theirs = getattr(self, section), getattr(other, section)
             for field in dataclasses.fields(mine):
-                if field.name.endswith("_vocab_size") and section == "model":
+                if section == "model" and (
+                    field.name.endswith("_vocab_size") or field.name in ignored
+                ):
                     continue
                 a, b = getattr(mine, field.name), getattr(theirs, field.name)
                 if a != b:
