@@ -14,7 +14,12 @@ from seq2seq_attn.data import (
     sentence_ids,
     teacher_forcing,
 )
-from seq2seq_attn.data.text_to_ids import input_bytes, utf8_prefix
+from seq2seq_attn.data.text_to_ids import (
+    LEADING_WINDOW,
+    bounded_text,
+    input_bytes,
+    utf8_prefix,
+)
 
 
 @pytest.fixture(scope="module")
@@ -98,3 +103,27 @@ def test_a_long_line_is_read_only_as_far_as_its_tokens_go(tokenizer):
     whole = sentence_ids(tokenizer, tf.constant([line]))[:, :10]
     assert ids[1].numpy().tolist() == whole[0].numpy().tolist()
     assert input_bytes(10) < len(line) // 1000
+
+
+def test_leading_whitespace_does_not_count_against_the_bytes_read(tokenizer):
+    # 7,000 spaces before a sentence once left nothing to tokenize (and an
+    # empty translation) under a 6,400-byte read.
+    sentence = "a man rides a horse ."
+    max_bytes = input_bytes(10)
+    padded = " " * 7000 + sentence
+    rows = [
+        padded,
+        "\t\n " * 2000 + sentence,
+        sentence,
+        " " * (LEADING_WINDOW * max_bytes) + sentence,  # past the window
+        "x" * (max_bytes + 1),
+        " " * 9000,
+    ]
+    kept, cut = bounded_text(tf.constant(rows), max_bytes)
+    kept = [k.decode() for k in kept.numpy()]
+    assert kept[:3] == [sentence] * 3
+    assert kept[3] == "" and kept[4] == "x" * max_bytes and kept[5] == ""
+    assert cut.numpy().tolist() == [False, False, False, True, True, False]
+    ids = sentence_ids(tokenizer, tf.constant(rows[:3]), max_tokens=10)
+    assert ids[0].numpy().tolist() == ids[2].numpy().tolist() != []
+    assert ids[1].numpy().tolist() == ids[2].numpy().tolist()

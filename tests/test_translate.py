@@ -244,6 +244,18 @@ def test_long_inputs_are_cut_by_default_and_the_cut_is_said(
     assert len(uncut.stdout.decode().split("\n")[:-1]) == 2
 
 
+def test_leading_whitespace_is_not_read_as_part_of_the_input(
+    trained_model_dir,
+):
+    # The bytes read for --max_input_tokens=100 (6,400) once counted the
+    # spaces, so this translated to "" with "up to 0 tokens were cut".
+    translator = load_translator(trained_model_dir)
+    sentence = "a man is riding a bicycle ."
+    padded, plain = translator.translations([" " * 7000 + sentence, sentence])
+    assert padded.text == plain.text != ""
+    assert not padded.cut and padded.input_tokens == plain.input_tokens == 7
+
+
 def test_a_model_of_tokenised_text_says_what_input_it_reads(
     trained_model_dir, tmp_path
 ):

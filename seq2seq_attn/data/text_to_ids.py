@@ -19,6 +19,9 @@ from seq2seq_attn.special_tokens import BOS_ID, EOS_ID, PAD_ID
 # tokens take in text (a word of 64 bytes), so that an input under the
 # token limit is never cut by bytes.
 BYTES_PER_TOKEN = 64
+# Leading whitespace (which no tokenizer makes a token of) is skipped before
+# the bytes are counted, within the first `LEADING_WINDOW` x the bytes read.
+LEADING_WINDOW = 16
 
 
 def clean_text(text):
@@ -66,39 +69,49 @@ def utf8_prefix(text, max_bytes):
     return tf.strings.substr(text, zeros, tf.where(long, cut, length))
 
 
+def bounded_text(text, max_bytes):
+    """`(kept, cut)` of each string of `text` [B]: the first `max_bytes`
+    bytes after its leading whitespace (`utf8_prefix`), and whether that
+    cut anything. Leading whitespace is looked for in the first
+    `LEADING_WINDOW * max_bytes` bytes, so the cost stays bounded by the
+    bytes read; a string longer than those counts as cut."""
+    window_bytes = LEADING_WINDOW * max_bytes
+    window = utf8_prefix(text, window_bytes)
+    stripped = tf.strings.regex_replace(window, r"^\s+", "")
+    cut = (tf.strings.length(stripped) > max_bytes) | (
+        tf.strings.length(text) > window_bytes
+    )
+    return utf8_prefix(stripped, max_bytes), cut
+
+
 def input_bytes(max_tokens):
     """How many bytes of an input are read to find its first `max_tokens`
     tokens (`BYTES_PER_TOKEN` each)."""
     return BYTES_PER_TOKEN * max_tokens
 
 
-def sentence_ids(tokenizer, text, max_tokens=None, bound_bytes=None):
+def sentence_ids(tokenizer, text, max_tokens=None):
     """int32 ragged [B, (T)]: the ids of each string of `text` [B] (invalid
     UTF-8 replaced), cut to `max_tokens` if given.
 
     With `max_tokens`, only the first `input_bytes(max_tokens)` bytes of a
-    string are tokenized (`utf8_prefix`): a 10 MB line costs what a line of
-    a few KB does. `bound_bytes` bounds the bytes without cutting the tokens
-    (to count the tokens past the cut)."""
-    limit = bound_bytes or (max_tokens and input_bytes(max_tokens))
-    if limit:
-        text = utf8_prefix(text, limit)
+    string after its leading whitespace are tokenized (`bounded_text`): a
+    10 MB line costs what a line of a few KB does."""
+    if max_tokens:
+        text, _ = bounded_text(text, input_bytes(max_tokens))
     ids = tokenizer.tokenize(clean_text(text))
     if max_tokens:
         ids = ids[:, :max_tokens]
     return tf.cast(ids, tf.int32)
 
 
-def sentence_ids_in_chunks(
-    tokenizer, texts, max_tokens=None, chunk=8192, bound_bytes=None
-):
+def sentence_ids_in_chunks(tokenizer, texts, max_tokens=None, chunk=8192):
     """`sentence_ids` of a long list of strings, a chunk at a time."""
     parts = [
         sentence_ids(
             tokenizer,
             tf.constant(texts[start : start + chunk], tf.string),
             max_tokens,
-            bound_bytes,
         )
         for start in range(0, len(texts), chunk)
     ]

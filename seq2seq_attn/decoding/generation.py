@@ -14,7 +14,12 @@ import dataclasses
 
 import tensorflow as tf
 
-from seq2seq_attn.data.text_to_ids import input_bytes, padded_ids, sentence_ids
+from seq2seq_attn.data.text_to_ids import (
+    bounded_text,
+    input_bytes,
+    padded_ids,
+    sentence_ids,
+)
 from seq2seq_attn.decoding.forced_alignment import forced_alignment
 from seq2seq_attn.decoding.search import detokenize_hypotheses, search
 from seq2seq_attn.special_tokens import PAD_ID
@@ -49,14 +54,15 @@ def source_ids(tokenizer, text, max_tokens):
     ragged int32 [B, (T)] cut to `max_tokens`; the tokens of each input
     before the cut (of a very long input, those of the bytes read,
     `text_to_ids.input_bytes`); and whether the cut dropped any part."""
-    max_bytes = max_tokens and input_bytes(max_tokens)
-    full = sentence_ids(tokenizer, text, bound_bytes=max_bytes)
-    input_tokens = tf.cast(full.row_lengths(), tf.int32)
     if not max_tokens:
+        full = sentence_ids(tokenizer, text)
+        input_tokens = tf.cast(full.row_lengths(), tf.int32)
         return full, input_tokens, tf.zeros_like(input_tokens, tf.bool)
-    ids = full[:, :max_tokens]
-    cut = (input_tokens > max_tokens) | (tf.strings.length(text) > max_bytes)
-    return ids, input_tokens, cut
+    text, bytes_cut = bounded_text(text, input_bytes(max_tokens))
+    full = sentence_ids(tokenizer, text)
+    input_tokens = tf.cast(full.row_lengths(), tf.int32)
+    cut = (input_tokens > max_tokens) | bytes_cut
+    return full[:, :max_tokens], input_tokens, cut
 
 
 def generate(

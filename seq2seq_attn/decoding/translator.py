@@ -16,9 +16,9 @@ import tensorflow as tf
 
 from seq2seq_attn.config.search import SearchConfig
 from seq2seq_attn.data.text_to_ids import (
+    bounded_text,
     input_bytes,
     sentence_ids_in_chunks,
-    utf8_prefix,
 )
 from seq2seq_attn.decoding.generation import (
     TEXT,
@@ -212,7 +212,7 @@ class Translator:
         texts = tf.constant([sentences[i] for i in indices], tf.string)
         limit = self.config.max_input_tokens
         if limit:
-            texts = utf8_prefix(texts, input_bytes(limit))
+            texts, _ = bounded_text(texts, input_bytes(limit))
         sources = self.source_tokenizer.tokens(texts)
         for translation, source in zip(
             translations, sources.to_list(), strict=True
