@@ -157,8 +157,10 @@ def _alignment_error_rate(translator, corpus, gold):
 
 
 def _integers(name, values, ascending=False):
-    """The non-negative integers of a list flag (ascending ones if asked),
-    or a ValueError naming the flag and the value."""
+    """The non-negative integers of a list flag (at least one, ascending,
+    if `ascending`), or a ValueError naming the flag and the value."""
+    if ascending and not values:
+        raise ValueError(f"--{name}: give at least one integer")
     numbers = []
     for value in values:
         if not value.strip().isdigit():
@@ -205,6 +207,11 @@ def main(argv):
         # Everything that can be refused, before any translation.
         edges = _integers("length_edges", FLAGS.length_edges, ascending=True)
         heatmaps = _integers("heatmaps", FLAGS.heatmaps)
+        if FLAGS.gold_alignments and len(FLAGS.model_dir) > 1:
+            raise ValueError(
+                "--gold_alignments: alignments are read from one model, not "
+                "an ensemble; give one --model_dir"
+            )
         cli.check_writable_folder(output)
         corpus = read_parallel_files(*_test_files())
         gold = _gold_alignments(corpus) if FLAGS.gold_alignments else None

@@ -51,6 +51,9 @@ def main(argv):
         raise app.UsageError(f"unexpected arguments: {argv[1:]}")
     logging.set_verbosity(logging.WARNING)
     try:
+        if FLAGS.output == "-" and sys.stdout is None:
+            # Started with its standard output closed (`>&-`).
+            raise ValueError("standard output is closed; give --output=FILE")
         cli.check_writable_file(FLAGS.output)
         sentences = read_lines(FLAGS.input, FLAGS.invalid_utf8)
         translator = translator_flags.translator_from_flags("translate")

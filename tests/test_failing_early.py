@@ -5,6 +5,7 @@ corpora named with the line reached."""
 import gzip
 import os
 import shutil
+import subprocess
 import sys
 
 import commands
@@ -80,6 +81,23 @@ def test_search_flags_out_of_range_are_refused(flag, message):
     assert message in line
 
 
+def test_translate_with_its_standard_output_closed_says_so(tmp_path):
+    # `translate ... >&-` ended in an AttributeError after translating all.
+    quiet = {k: v for k, v in os.environ.items() if k != "TF_CPP_MIN_LOG_LEVEL"}
+    closed = subprocess.run(
+        f"{sys.executable} -m seq2seq_attn.translate "
+        f"--model_dir={NO_MODEL} >&-",
+        shell=True,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=quiet,
+    )
+    assert _one_error_line(closed) == (
+        "error: standard output is closed; give --output=FILE"
+    )
+
+
 def test_evaluate_parses_its_flags_and_gold_file_first(tmp_path):
     (tmp_path / "src").write_text("a man .\ntwo dogs .\n")
     (tmp_path / "ref").write_text("ein mann .\nzwei hunde .\n")
@@ -99,6 +117,19 @@ def test_evaluate_parses_its_flags_and_gold_file_first(tmp_path):
         )
     )
     assert line == "error: --length_edges must ascend, got 20,10"
+    # Both were found only after translating the whole test set.
+    no_model = f"--model_dir={NO_MODEL}"
+    line = _one_error_line(
+        _command("evaluate", no_model, *files, "--length_edges=")
+    )
+    assert line == "error: --length_edges: give at least one integer"
+    ensemble = f"--model_dir={NO_MODEL},{NO_MODEL}"
+    gold_flag = f"--gold_alignments={tmp_path / 'ref'}"
+    line = _one_error_line(_command("evaluate", ensemble, *files, gold_flag))
+    assert line == (
+        "error: --gold_alignments: alignments are read from one model, not "
+        "an ensemble; give one --model_dir"
+    )
 
     gold = tmp_path / "gold"
     gold.write_text("0-0 1-1\n0-0 1_1\n")
