@@ -38,6 +38,11 @@ def _import_once(as_module):
     that the command or script would have printed."""
     argv = sys.argv
     if as_module:
+        # As `python -m` run in the checkout: its package, not an installed
+        # one (`tests/commands.py` forks modules only for that directory).
+        sys.path.insert(
+            0, os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+        )
         sys.argv = ["-m"]
         sys.orig_argv = [sys.executable, "-m", "seq2seq_attn"]
     with tempfile.TemporaryFile() as caught:

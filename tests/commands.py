@@ -25,6 +25,9 @@ import threading
 import time
 
 ZYGOTE = pathlib.Path(__file__).with_name("command_zygote.py")
+# `python -m seq2seq_attn.X` run here imports this checkout's package (the
+# zygote does too), whichever one the interpreter has installed.
+ROOT = ZYGOTE.resolve().parent.parent
 
 # What the commands' interpreters read at import; one zygote for each set.
 IMPORT_TIME = ("TF_CPP_MIN_LOG_LEVEL", "TF_ENABLE_ONEDNN_OPTS")
@@ -56,7 +59,7 @@ def run(
     assert capture_output, "the commands' output is always captured"
     env = dict(os.environ if env is None else env)
     target = _forkable_target(command)
-    if target is None or not _forkable(env):
+    if target is None or not _forkable(env) or not _in_root(target, cwd):
         return subprocess.run(
             command,
             input=input,
@@ -87,6 +90,15 @@ def _forkable_target(command):
     if script.parent == ZYGOTE.parent and script.suffix == ".py":
         return "script", str(script), command[2:]
     return None
+
+
+def _in_root(target, cwd):
+    """Whether a module would be imported from this checkout: the zygote's
+    package is `ROOT`'s, a fresh `python -m` imports that of its `cwd`."""
+    return (
+        target[0] != "module"
+        or pathlib.Path(cwd or os.getcwd()).resolve() == ROOT
+    )
 
 
 def _forkable(env):
