@@ -213,7 +213,9 @@ def main(argv):
                 "an ensemble; give one --model_dir"
             )
         cli.check_writable_folder(output)
-        corpus = read_parallel_files(*_test_files())
+        corpus = read_parallel_files(
+            *_test_files(), invalid_utf8=FLAGS.invalid_utf8
+        )
         gold = _gold_alignments(corpus) if FLAGS.gold_alignments else None
         translator = translator_flags.translator_from_flags("evaluate")
     except (ValueError, FileNotFoundError) as error:
@@ -223,7 +225,7 @@ def main(argv):
         print(f"note: {corpus.report.summary()}", file=sys.stderr)
     output.mkdir(parents=True, exist_ok=True)
     results = translator.translations(corpus.sources, progress=True)
-    search_flags.warn_if_cut(results)
+    search_flags.warn_if_cut(results, translator.config.max_input_tokens)
     hypotheses = [result.text for result in results]
     (output / "hypotheses.txt").write_text(
         "".join(h + "\n" for h in hypotheses)

@@ -75,13 +75,20 @@ def search_config_from_flags(command):
     return SearchConfig.for_command(command, **options)
 
 
-def warn_if_cut(results, stream=None):
-    """Says on stderr how many inputs `--max_input_tokens` cut."""
+def warn_if_cut(results, limit, stream=None):
+    """Says on stderr how many inputs were cut to `limit` tokens (the
+    translator's `max_input_tokens`), and by what."""
     cut = [r for r in results if r.cut]
     if cut:
         longest = max(r.input_tokens for r in cut)
+        by = (
+            f"--max_input_tokens={limit}"
+            if limit == FLAGS.max_input_tokens
+            else f"{limit} tokens, the most the model reads (its location "
+            "score addresses max_source_positions positions)"
+        )
         print(
             f"warning: {len(cut)} input line(s) of up to {longest} tokens or "
-            f"more were cut to --max_input_tokens={FLAGS.max_input_tokens}",
+            f"more were cut to {by}",
             file=stream or sys.stderr,
         )

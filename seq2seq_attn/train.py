@@ -113,6 +113,7 @@ def main(argv):
         return
     from seq2seq_attn.data.download import DownloadError
     from seq2seq_attn.training.divergence import TrainingDivergedError
+    from seq2seq_attn.training.interruption import TrainingInterrupted
     from seq2seq_attn.training.run_lock import RunDirectoryLockedError
     from seq2seq_attn.training.trainer import Trainer
 
@@ -120,6 +121,12 @@ def main(argv):
         trainer = Trainer(
             run, FLAGS.model_dir, strategy=strategy, flags_text=flags_text()
         )
+    except KeyboardInterrupt:
+        print(
+            "interrupted before training; run the same command to start",
+            file=sys.stderr,
+        )
+        sys.exit(130)
     except (
         ValueError,
         FileNotFoundError,
@@ -134,11 +141,23 @@ def main(argv):
     except TrainingDivergedError as error:
         print(f"error: {error}", file=sys.stderr)
         sys.exit(3)
+    except TrainingInterrupted as interrupted:
+        print(interrupted, file=sys.stderr)
+        sys.exit(130)
+    except KeyboardInterrupt:  # a second Ctrl-C: at once
+        print(
+            f"interrupted at step {int(trainer.step.numpy())}; run the same "
+            "command to resume from the last checkpoint",
+            file=sys.stderr,
+        )
+        sys.exit(130)
     if metrics:
         print(
             f"done: step {metrics['step']}, validation perplexity "
             f"{metrics['perplexity']:.2f}, greedy BLEU {metrics['bleu']:.2f}"
         )
+    else:
+        print(f"done: step {int(trainer.step.numpy())}, no validation data")
 
 
 def run_config_from_flagfile(path, *extra_flags):

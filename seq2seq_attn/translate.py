@@ -21,13 +21,12 @@ flags.DEFINE_string(
 )
 flags.DEFINE_string("output", "-", "Output file; - is stdout.")
 flags.DEFINE_bool("scores", False, "Prefix each hypothesis with its score.")
-flags.DEFINE_enum(
-    "invalid_utf8", "error", ["error", "replace"], "Invalid UTF-8 in the input."
-)
 
 
 def read_lines(path, invalid_utf8="error"):
-    """The lines of `path` (or stdin for "-"), split on "\\n" only."""
+    """The lines of `path` (or stdin for "-"), split on "\\n" only; a line
+    of invalid UTF-8 is an error, replaced (U+FFFD), or with "skip" read as
+    an empty line (its translation is empty: one line out per line in)."""
     data = sys.stdin.buffer.read() if path == "-" else open(path, "rb").read()
     lines = data.split(b"\n")
     if lines and lines[-1] == b"":
@@ -37,12 +36,16 @@ def read_lines(path, invalid_utf8="error"):
         try:
             texts.append(line.decode("utf-8").rstrip("\r"))
         except UnicodeDecodeError as error:
-            if invalid_utf8 != "replace":
+            if invalid_utf8 == "error":
                 raise ValueError(
                     f"{path}:{number}: invalid UTF-8 at byte {error.start}; "
-                    "pass --invalid_utf8=replace to translate it anyway"
+                    "pass --invalid_utf8=replace to translate it anyway (or "
+                    "skip for an empty line)"
                 ) from None
-            texts.append(line.decode("utf-8", errors="replace").rstrip("\r"))
+            skip = invalid_utf8 == "skip"
+            texts.append(
+                "" if skip else line.decode("utf-8", "replace").rstrip("\r")
+            )
     return texts
 
 
@@ -61,7 +64,7 @@ def main(argv):
         print(f"error: {error}", file=sys.stderr)
         sys.exit(2)
     results = translator.translations(sentences, progress=FLAGS.input != "-")
-    search_flags.warn_if_cut(results)
+    search_flags.warn_if_cut(results, translator.config.max_input_tokens)
     if FLAGS.output == "-":
         out = open(sys.stdout.fileno(), "w", encoding="utf-8", closefd=False)
     else:

@@ -1,5 +1,6 @@
 """The flags of the commands that translate with trained model directories
-(translate, evaluate): the models, and the search (`search_flags`)."""
+(translate, evaluate): the models, their input, and the search
+(`search_flags`)."""
 
 from absl import flags
 
@@ -21,6 +22,13 @@ flags.DEFINE_enum(
     "float32",
     ["float32", "bfloat16", "float16"],
     "Compute precision; bfloat16 uses the CPU's AMX/AVX-512 BF16 units.",
+)
+flags.DEFINE_enum(
+    "invalid_utf8",
+    "error",
+    ["error", "replace", "skip"],
+    "A line of invalid UTF-8 in the input: an error, replaced (U+FFFD), or "
+    "skipped (evaluate drops the pair; translate writes an empty line).",
 )
 flags.mark_flag_as_required("model_dir")
 

@@ -88,12 +88,21 @@ def test_logs_are_cut_back_to_the_restored_step(tmp_path):
     log = tmp_path / "train_log.tsv"
     # Rows past the checkpoint's step 3, the last one cut short by a kill.
     log.write_text("step\tloss\n1\t5.0\n2\t4.0\n3\t3.0\n4\t2.5\n5\t2")
-    assert truncate_log(log, HEADER, 0, 3) == 2
+    assert truncate_log(log, HEADER, 0, 3) == (2, 0)
     assert log.read_text() == "step\tloss\n1\t5.0\n2\t4.0\n3\t3.0\n"
-    assert truncate_log(log, HEADER, 0, 3) == 0
+    assert truncate_log(log, HEADER, 0, 3) == (0, 0)
     # No checkpoint restored: back to the header alone.
-    assert truncate_log(log, HEADER, 0, 0) == 3
+    assert truncate_log(log, HEADER, 0, 0) == (3, 0)
     assert log.read_text() == HEADER
+
+
+def test_a_damaged_log_row_is_dropped_and_counted(tmp_path):
+    # One garbage value stopped the resume ("could not convert string to
+    # float"): the row is dropped, and counted apart from those past.
+    log = tmp_path / "train_log.tsv"
+    log.write_text("step\tloss\n1\t5.0\n2\tgarbage\n3\t3.0\n4\t2.5\n")
+    assert truncate_log(log, HEADER, 0, 3) == (1, 1)
+    assert log.read_text() == "step\tloss\n1\t5.0\n3\t3.0\n"
 
 
 @pytest.mark.parametrize(
@@ -108,4 +117,4 @@ def test_a_log_left_empty_or_cut_is_repaired(tmp_path, left):
     rows = log.read_text().splitlines()
     assert rows[0] == HEADER.strip()
     assert rows[1:] == (["1\t5.0"] if "1\t5.0" in left else [])
-    assert truncate_log(log, HEADER, 0, 1) == 0
+    assert truncate_log(log, HEADER, 0, 1) == (0, 0)

@@ -6,7 +6,7 @@ import math
 import numpy as np
 import pytest
 
-from seq2seq_attn.training.progress import EpochMeter
+from seq2seq_attn.training.progress import EpochMeter, EpochProgress
 
 
 def test_the_mean_loss_weighs_each_step_by_its_target_tokens():
@@ -22,3 +22,16 @@ def test_the_mean_loss_weighs_each_step_by_its_target_tokens():
     assert meter.perplexity == pytest.approx(math.exp(expected))
     assert meter.seconds == pytest.approx(4.0)  # first step's start to last
     assert meter.tokens_per_second == pytest.approx(450 / 4.0)
+
+
+def test_a_resumed_bar_counts_the_steps_this_process_trains(capsys):
+    # Resumed after step 4 of 12: the bar said 12/12 after 8 steps, and its
+    # time per step divided 8 steps' time by 12.
+    progress = EpochProgress(0, 12, done=4)
+    for done in range(5, 13):
+        progress.add(done, done, loss=1.0, tokens=10.0, learning_rate=0.1)
+    bar = capsys.readouterr().out
+    assert "8/8" in bar and "12/12" not in bar
+    assert [row.split("\t")[0] for row in progress.rows] == [
+        str(step) for step in range(5, 13)
+    ]

@@ -37,7 +37,9 @@ def _check_progress_bar(output):
         )
 
 
-def _training_until(command, model_dir, step, timeout=300):
+def _training_until(
+    command, model_dir, step, timeout=300, stderr=subprocess.DEVNULL
+):
     """Starts the training `command` and returns its process once
     `model_dir` holds the checkpoint of `step` (killing it if it ends or
     times out before)."""
@@ -46,7 +48,7 @@ def _training_until(command, model_dir, step, timeout=300):
         env=command_env(),
         cwd=ROOT,
         stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
+        stderr=stderr,
     )
     checkpoint = model_dir / "checkpoints" / f"ckpt-{step}.index"
     deadline = time.time() + timeout
@@ -110,6 +112,58 @@ def test_early_stopping_holds_when_the_command_is_run_again(
     again = succeed(train_command(model_dir, *flags))
     assert "early stopping" in again.stdout
     assert max(logged_losses(model_dir)) == steps
+
+
+@pytest.mark.slow
+def test_a_run_stopped_by_max_steps_is_validated_at_its_last_step(
+    text_flags, tmp_path
+):
+    # 13 steps per epoch: 4 and 9 both stop in the middle of epoch 1.
+    model_dir = tmp_path / "stopped"
+    first = succeed(train_command(model_dir, *text_flags, "--max_steps=4"))
+    assert validation_rows(model_dir) == [["1", "4"]]
+    assert (model_dir / "best" / "metrics.json").is_file()
+    assert "done: step 4," in first.stdout
+    resumed = succeed(train_command(model_dir, *text_flags, "--max_steps=9"))
+    assert validation_rows(model_dir) == [["1", "4"], ["1", "9"]]
+    assert "done: step 9," in resumed.stdout
+    # Without validation data, the step trained is still the last word.
+    no_validation = [f for f in text_flags if not f.startswith("--valid_")]
+    quiet = succeed(
+        train_command(tmp_path / "unvalidated", *no_validation, "--max_steps=3")
+    )
+    assert "done: step 3, no validation data" in quiet.stdout
+
+
+@pytest.mark.slow
+def test_ctrl_c_says_where_to_resume_and_the_resumed_bar_counts_on(
+    text_flags, tmp_path
+):
+    # Ctrl-C printed a 58-line traceback; the resumed run's bar said 26/26
+    # after the steps that were left.
+    model_dir = tmp_path / "interrupted"
+    command = train_command(model_dir, *text_flags, "--epochs=2")
+    process = _training_until(command, model_dir, 15, stderr=subprocess.PIPE)
+    process.send_signal(signal.SIGINT)
+    _, stderr = process.communicate(timeout=120)
+    stderr = stderr.decode()
+    assert process.returncode == 130, stderr[-2000:]
+    assert "Traceback" not in stderr
+    # It stops after the step in progress, and saves that step.
+    saved = max(
+        int(path.stem.split("-")[1])
+        for path in (model_dir / "checkpoints").glob("ckpt-*.index")
+    )
+    assert stderr.strip().splitlines()[-1] == (
+        f"interrupted at step {saved}; ckpt-{saved} saved; run the same "
+        "command to resume"
+    )
+    assert 15 <= saved < 26 and logged_steps(model_dir)[-1] == saved
+    resumed = succeed(command)
+    in_epoch = saved - 13
+    assert f"epoch 2/2, resumed after step {in_epoch} of 13" in resumed.stdout
+    assert f"{13 - in_epoch}/{13 - in_epoch} - " in resumed.stdout
+    assert logged_steps(model_dir) == list(range(1, 27))
 
 
 # Recovery: kills at named points, placed by tests/killed_training.py (which
@@ -199,6 +253,25 @@ def test_empty_and_cut_logs_are_repaired_on_resume(
     assert "resuming from" in result.stdout
     assert (model_dir / "train_log.tsv").read_text().startswith("step\t")
     assert validation_rows(model_dir) == [["1", "13"]]
+    # One garbage value in the train log stopped the resume ("could not
+    # convert string to float"): the row is dropped and said.
+    edited = tmp_path / "edited"
+    shutil.copytree(recovered_runs["validation"][0], edited)
+    log = edited / "train_log.tsv"
+    rows = log.read_text().split("\n")
+    rows[3] = "\t".join(["3", "1", "garbage", *rows[3].split("\t")[3:]])
+    log.write_text("\n".join(rows))
+    result = succeed(train_command(edited, *text_flags))
+    assert f"removed 1 damaged row(s) of {log}" in result.stdout
+    assert 3 not in logged_steps(edited) and len(logged_steps(edited)) == 25
+    # A damaged JSON file is named ("Expecting value: line 1 column 1").
+    for name in ("epoch.json", "config.json"):
+        damaged = tmp_path / name
+        shutil.copytree(recovered_runs["validation"][0], damaged)
+        (damaged / name).write_text("")
+        result = attempt(train_command(damaged, *text_flags))
+        assert result.returncode == 2
+        assert f"error: {damaged / name}: damaged, not JSON" in result.stderr
 
 
 def _snapshot(directory):

@@ -7,12 +7,15 @@ import sys
 import commands
 import numpy as np
 import pytest
+import tensorflow as tf
+from tiny_training import succeed, train_command
 
 from seq2seq_attn.data import UNK
 from seq2seq_attn.decoding.unk_replacement import (
     load_dictionary,
     replace_unknown_words,
 )
+from seq2seq_attn.export import export
 from seq2seq_attn.model_dir import load_translator
 
 SENTENCES = [
@@ -83,6 +86,11 @@ def test_invalid_utf8_is_named_unless_replaced(trained_model_dir):
     )
     assert replaced.returncode == 0
     assert len(replaced.stdout.decode().split("\n")) == 3
+    skipped = _translate(
+        trained_model_dir, "--invalid_utf8=skip", input_text=text
+    )
+    assert skipped.returncode == 0
+    assert skipped.stdout.decode().split("\n")[1:] == ["", ""]
 
 
 def test_unk_replacement_copies_the_attended_source_word(
@@ -311,3 +319,55 @@ def test_one_generate_call_over_many_chunks_equals_one_call_per_sentence(
             atol=1e-6,
         )
         assert not together["alignments"][row, lengths[0] :].any()
+
+
+@pytest.mark.slow
+def test_a_location_score_model_reads_its_positions_of_any_input(
+    text_flags, tmp_path
+):
+    # Luong's location score has a column of W_a for each of
+    # max_source_positions positions: a longer input failed the whole batch
+    # ("Incompatible shapes: [1,1,20] vs. [1,1,12]"), in translate, evaluate
+    # and the SavedModel alike. The model's own cut now applies, and is said.
+    model_dir = tmp_path / "location"
+    positions = ["--max_source_positions=12", "--max_source_length=12"]
+    flags = [*text_flags, "--score=location", "--max_steps=1"]
+    refused = commands.run(
+        train_command(
+            tmp_path / "refused",
+            *flags,
+            "--max_source_length=13",
+            "--max_source_positions=12",
+        ),
+        text=True,
+    )
+    assert refused.returncode == 2
+    assert "max_source_length (13) must be in [1, max_source_positions=12]" in (
+        refused.stderr
+    )
+    assert not (tmp_path / "refused").exists()
+    succeed(train_command(model_dir, *flags, *positions))
+    long_line = "a man in a blue shirt is riding a bicycle down a street " * 2
+    text = f"a dog runs .\n{long_line}\n".encode()  # 4 and 26 tokens
+    result = _translate(model_dir, "--beam_size=2", input_text=text)
+    assert result.returncode == 0, result.stderr.decode()[-2000:]
+    assert len(result.stdout.decode().split("\n")[:-1]) == 2
+    stderr = result.stderr.decode()
+    assert "1 input line(s) of up to 26 tokens or more were cut to 12" in (
+        stderr
+    )
+    assert "location score" in stderr
+
+    translator = load_translator(model_dir, beam_size=2)
+    assert translator.config.max_input_tokens == 12
+    short, long = translator.translations(["a dog runs .", long_line])
+    assert not short.cut and long.cut and long.input_tokens == 26
+    assert len(long.source_ids) == 12
+    served = tf.saved_model.load(str(export(translator, tmp_path / "export")))
+    out = served.signatures["serving_default"](
+        text=tf.constant(["a dog runs .", long_line])
+    )
+    assert [t.decode() for t in out["translation"].numpy()] == [
+        short.text,
+        long.text,
+    ]

@@ -56,7 +56,8 @@ class ModelConfig:
         attention_mode: "global", "local-m" or "local-p" (luong).
         window: D of local attention (10).
         max_source_positions: source positions the "location" score can
-            address (the longest source sentence it can read).
+            address: training keeps `max_source_length` within them, and
+            translation cuts longer inputs to them (and says so).
         input_feeding: luong's input feeding (Sec. 3.3).
         reverse_source: feed luong's encoder the source reversed.
         dropout: dropout probability (Luong Sec. 4.1: 0.2, between the

@@ -38,6 +38,16 @@ def write_atomically(path, text):
     return path
 
 
+def read_json(path):
+    """The JSON value in the file at `path`; a damaged one (not JSON, not
+    UTF-8) is a `ValueError` that names the file: `PATH: damaged (...)`."""
+    path = pathlib.Path(path)
+    try:
+        return json.loads(path.read_bytes().decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise ValueError(f"{path}: damaged, not JSON ({error})") from None
+
+
 def _check(condition, message):
     if not condition:
         raise ValueError(message)
@@ -256,7 +266,8 @@ class TrainConfig:
         clip_norm: rescale the gradients when their global norm exceeds it
             (1 in Bahdanau B.2, 5 in Luong 4.1; 0: off).
         epochs: passes over the training data.
-        max_steps: stop after this many updates (0: no limit).
+        max_steps: stop after this many updates (0: no limit); the last
+            one is validated, as an epoch's end is.
         seed: seeds initialisation, shuffling and dropout.
         checkpoint_every: save every this many steps (and at each epoch end).
         keep_checkpoints: how many recent checkpoints to keep.
@@ -390,6 +401,23 @@ class RunConfig:
             "joint --vocab_dir from build_vocab --joint_vocab)",
         )
 
+    def check_trainable(self):
+        """Refuses what would fail once training meets a long pair: a
+        location score (Luong's a_t = softmax(W_a h_t)) addresses
+        `max_source_positions` source positions, so the training pairs are
+        kept within them. Checked by the trainer, not on loading: a model
+        directory written before still loads, and its inputs are cut."""
+        model, data = self.model, self.data
+        if model.architecture == "luong" and model.score == "location":
+            positions = model.max_source_positions
+            _check(
+                0 < data.max_source_length <= positions,
+                f"data: max_source_length ({data.max_source_length}) must be "
+                f"in [1, max_source_positions={positions}], the source "
+                "positions the location score addresses: lower it, or raise "
+                "--max_source_positions",
+            )
+
     def differences(self, other):
         """`[(section, field, mine, other's)]` for every field that differs,
         the vocabulary sizes of the model excepted (the tokenizers set
@@ -428,7 +456,10 @@ class RunConfig:
     def from_json(cls, text):
         """Inverse of `to_json`; unknown keys are named in the error, and a
         format newer than this version reads is refused."""
-        values = json.loads(text)
+        return cls._from_values(json.loads(text))
+
+    @classmethod
+    def _from_values(cls, values):
         if not isinstance(values, dict):
             raise ValueError("config.json: expected an object of sections")
         _check_format_version(values.get("format_version", 1))
@@ -454,7 +485,7 @@ class RunConfig:
             raise FileNotFoundError(
                 f"{model_dir} is not a model directory: config.json missing"
             )
-        return cls.from_json(path.read_text())
+        return cls._from_values(read_json(path))
 
 
 def _check_format_version(version):

@@ -157,8 +157,9 @@ class _Decoder:
             if self.policy == "error":
                 raise ValueError(
                     f"{where}: invalid UTF-8 at byte {error.start} "
-                    f"({raw[error.start : error.start + 4]!r}); pass "
-                    "invalid_utf8='replace' or 'skip' to read past it"
+                    f"({raw[error.start : error.start + 4]!r}); set "
+                    "invalid_utf8 (the commands' --invalid_utf8) to 'replace' "
+                    "or 'skip' to read past it"
                 ) from None
             if self.policy == "skip":
                 return None, False

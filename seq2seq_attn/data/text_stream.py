@@ -265,8 +265,8 @@ class ParallelText:
         invalid = [s for s in scans if s.invalid_lines]
         if invalid and invalid_utf8 == "error":
             raise ValueError(
-                f"{invalid[0].first_invalid}; pass invalid_utf8='replace' or "
-                "'skip' to read past it"
+                f"{invalid[0].first_invalid}; set invalid_utf8 (the commands' "
+                "--invalid_utf8) to 'replace' or 'skip' to read past it"
             )
         pairs = sum(s.lines for s in scans[:: 1 if self.tsv_files else 2])
         return TextScan(

@@ -43,6 +43,7 @@ import time
 
 import tensorflow as tf
 
+from seq2seq_attn.config.run import read_json
 from seq2seq_attn.data.batching import (
     batch_pairs,
     bucket_boundaries_for,
@@ -459,7 +460,13 @@ def _prepare_as_chief(
 
 
 def _read_epoch(epoch_file, log):
-    epoch = json.loads(epoch_file.read_text())
+    epoch = read_json(epoch_file)
+    needed = ("pairs", "sample_pairs", "steps_per_epoch")
+    if not isinstance(epoch, dict) or not all(key in epoch for key in needed):
+        raise ValueError(
+            f"{epoch_file}: damaged, not an epoch length with "
+            f"{', '.join(needed)}"
+        )
     sampled, kept = epoch["sample_pairs"], epoch.get("sample_kept")
     if sampled == epoch["pairs"]:
         how = "counted"

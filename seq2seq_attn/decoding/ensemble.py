@@ -24,6 +24,12 @@ class EnsembleForm:
             raise ValueError("an ensemble needs at least one model")
         self.forms = [as_form(m) for m in models]
 
+    @property
+    def max_source_tokens(self):
+        """The fewest source tokens any member reads (None: any number)."""
+        limits = [f.max_source_tokens for f in self.forms]
+        return min((n for n in limits if n), default=None)
+
     def weights_cast_once(self):
         """Every model reads its weights cast once
         (`InferenceForm.weights_cast_once`)."""

@@ -34,9 +34,12 @@ class SearchableForm(Protocol):
     Attributes:
         returns_log_probs: whether `step` returns log-probabilities (True
             for an ensemble's averaged ones) rather than logits.
+        max_source_tokens: the most source tokens `encode` reads (Luong's
+            location score), or None for any number.
     """
 
     returns_log_probs: bool
+    max_source_tokens: int | None
 
     def encode(self, source_ids):
         """`(encoded, state)` of source ids [B, Tx]; `encoded` is an

@@ -46,7 +46,8 @@ class Translation:
         input_tokens: the source tokens before `max_input_tokens` cut them
             (more than `len(source_ids)` if they did; of a very long input,
             those in the bytes read, `text_to_ids.input_bytes`).
-        cut: whether `max_input_tokens` cut the input.
+        cut: whether `max_input_tokens` cut the input (the search's, or the
+            model's own where it reads fewer: `Translator`).
     """
 
     text: str
@@ -72,7 +73,9 @@ class Translator:
         search: a `SearchConfig`; or give its fields as keyword `options`
             (`beam_size=5`, `nbest`, `scoring`, `max_length_a`,
             `max_length_b`, `no_repeat_ngram_size=0`, `max_input_tokens=100`,
-            `batch_size=64`).
+            `batch_size=64`). A model that reads fewer source tokens
+            (Luong's location score: `max_source_positions`) lowers
+            `max_input_tokens` to those, in `config`.
         replace_unk: replace each <unk> of the output by the source word it
             attends to most (Luong 4.2); needs a word target tokenizer.
         dictionary: with `replace_unk`, a source -> target word mapping (see
@@ -98,10 +101,13 @@ class Translator:
                 "replace_unk needs a word-level target vocabulary; subword "
                 "vocabularies have no <unk> to replace"
             )
-        self.config = search or SearchConfig.for_command("translate", **options)
+        self.form = as_form(model)
+        self.config = _within_the_model(
+            search or SearchConfig.for_command("translate", **options),
+            self.form.max_source_tokens,
+        )
         self.replace_unk = replace_unk
         self.dictionary = dictionary
-        self.form = as_form(model)
         # The Keras models (several for an ensemble).
         forms = getattr(self.form, "forms", [self.form])
         self.models = [form.model for form in forms]
@@ -230,6 +236,15 @@ class Translator:
             )
             translation.text = " ".join(replaced)
             translation.nbest[0] = (translation.text, translation.score)
+
+
+def _within_the_model(config, max_source_tokens):
+    """`config` whose `max_input_tokens` is at most `max_source_tokens`
+    (None: any number), the cut of every input the model reads."""
+    limit = config.max_input_tokens
+    if max_source_tokens and (limit is None or limit > max_source_tokens):
+        return dataclasses.replace(config, max_input_tokens=max_source_tokens)
+    return config
 
 
 def _translation(found, row):

@@ -72,6 +72,16 @@ def family_of(model):
     raise ValueError(f"model {model.name!r} has no known decoder layer")
 
 
+def max_source_tokens(model):
+    """The most source tokens `model` can read, or None for any number: a
+    model with Luong's location score (a_t = softmax(W_a h_t)) has a column
+    of W_a for each of `max_source_positions` positions only."""
+    decoder = model.get_layer("decoder")
+    if isinstance(decoder, LuongDecoder) and decoder.score == "location":
+        return decoder.max_source_length
+    return None
+
+
 def named_layers(model):
     """The model's top-level layers by name (a model whose embeddings are
     all tied has one, `target_embedding`, that is `source_embedding` too)."""

@@ -5,7 +5,11 @@ import contextlib
 import keras
 from keras import ops
 
-from seq2seq_attn.models.builder import family_of, named_layers
+from seq2seq_attn.models.builder import (
+    family_of,
+    max_source_tokens,
+    named_layers,
+)
 from seq2seq_attn.models.encoded import Encoded
 
 
@@ -36,6 +40,12 @@ class InferenceForm:
         self._in_model_precision = _InModelPrecision(
             dtype=model.dtype_policy, name="in_model_precision"
         )
+
+    @property
+    def max_source_tokens(self):
+        """The most source tokens the model reads (None: any number); see
+        `builder.max_source_tokens`."""
+        return max_source_tokens(self.model)
 
     def cast_weights(self):
         """`(weight, dtype)` for each weight that the model's layers cast at

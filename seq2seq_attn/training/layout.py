@@ -13,7 +13,8 @@ MODEL_DIR/
                        and best/metrics.json
   logs/                TensorBoard events
   train_log.tsv        step, epoch, loss, learning rate, tokens/s
-  validation.tsv       epoch, step, perplexity, BLEU
+  validation.tsv       epoch, step, perplexity, BLEU: each epoch's end and
+                       the last step
   data_identity.json   what the training data is (corpus or file sha256),
                        checked when the run is resumed
   epoch.json           the epoch length in steps (pairs counted by the
@@ -25,7 +26,7 @@ MODEL_DIR/
 import json
 import pathlib
 
-from seq2seq_attn.config.run import write_atomically
+from seq2seq_attn.config.run import read_json, write_atomically
 from seq2seq_attn.training.checkpoints import checkpoint_prefixes
 
 
@@ -109,4 +110,4 @@ class ModelDir:
     def best_metrics(self):
         """The metrics of the best checkpoint, or None."""
         path = self.best / "metrics.json"
-        return json.loads(path.read_text()) if path.is_file() else None
+        return read_json(path) if path.is_file() else None

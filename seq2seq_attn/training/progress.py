@@ -62,6 +62,10 @@ class EpochProgress:
     terminal), its `EpochMeter`, the rows of `train_log.tsv` not yet
     written, and the target tokens per second since the last summary.
 
+    A resumed run's bar counts the steps left from the restored one (80/80
+    for the last 80 of 120), so that its count and time per step are those
+    of the steps this process trained.
+
     Args:
         epoch: the epoch's number, from 0.
         steps: the steps of this epoch.
@@ -70,15 +74,14 @@ class EpochProgress:
 
     def __init__(self, epoch, steps, done=0):
         self.epoch = epoch
+        self.done_before = done
         self.meter = EpochMeter()
         self.rows = []
         self.bar = keras.utils.Progbar(
-            steps,
+            steps - done,
             stateful_metrics=["loss", "ppl", "tok/s"],
             verbose=1 if sys.stdout.isatty() else 2,
         )
-        if done:
-            self.bar.update(done)
         self.restart_window()
 
     def restart_window(self):
@@ -98,7 +101,7 @@ class EpochProgress:
             f"{learning_rate:.6g}\t{speed:.1f}\n"
         )
         self.bar.update(
-            done,
+            done - self.done_before,
             [
                 ("loss", self.meter.loss),
                 ("ppl", self.meter.perplexity),

@@ -7,6 +7,7 @@ import pathlib
 from seq2seq_attn.config.run import (
     RESUMABLE,
     RunConfig,
+    read_json,
     write_atomically,
 )
 
@@ -51,7 +52,7 @@ def check_data_identity(path, identity):
     if not path.is_file():
         write_atomically(path, json.dumps(identity, indent=2) + "\n")
         return
-    recorded = json.loads(path.read_text())
+    recorded = read_json(path)
     differ = sorted(
         key
         for key in recorded.keys() | identity.keys()
@@ -78,37 +79,46 @@ def tsv_rows(path):
 
 
 def _row_step(row, step_column, columns):
-    """The step of a whole log row, or None for one a kill or a full disk
-    cut short (no newline, fewer fields, or a step that is not a number)."""
+    """The step of a whole log row, or None for a damaged one: fewer or
+    more fields, a step that is not a count, or a field that is not a
+    number (a full disk's zeros, an edit)."""
     fields = row.rstrip("\n").split("\t")
-    if not row.endswith("\n") or len(fields) != columns:
+    if len(fields) != columns or not fields[step_column].isdigit():
         return None
-    return int(fields[step_column]) if fields[step_column].isdigit() else None
+    try:
+        [float(field) for field in fields]
+    except ValueError:
+        return None
+    return int(fields[step_column])
 
 
 def truncate_log(path, header, step_column, last_step):
     """Drops the rows of a TSV log whose step is past `last_step`, so that
     a resumed run's rows follow the checkpoint's step without duplicates.
-    A row cut short by a kill is dropped too, and a log left empty or
-    without its header line gets `header` (a log's own header, from an
-    earlier version, is kept). Returns how many rows were dropped."""
+    A last row cut short by a kill (no newline) is dropped with them, and a
+    damaged row (`_row_step`) is dropped and counted apart; a log left empty
+    or without its header line gets `header` (a log's own header, from an
+    earlier version, is kept). Returns `(past, damaged)`: how many rows of
+    each were dropped."""
     path = pathlib.Path(path)
     if not path.is_file():
-        return 0
+        return 0, 0
     lines = path.read_text(errors="replace").splitlines(keepends=True)
     first = lines[0] if lines else ""
     has_header = first.endswith("\n") and not first[:1].isdigit()
     rows = lines[1:] if has_header else lines
     header = first if has_header else header
     columns = header.count("\t") + 1
-    kept = []
+    kept, damaged = [], 0
     for row in rows:
         step = _row_step(row, step_column, columns)
-        if step is not None and step <= last_step:
+        if step is None and row.endswith("\n"):
+            damaged += 1
+        elif step is not None and step <= last_step and row.endswith("\n"):
             kept.append(row)
     if not has_header or len(kept) != len(rows):
         write_atomically(path, header + "".join(kept))
-    return len(rows) - len(kept)
+    return len(rows) - len(kept) - damaged, damaged
 
 
 TRAIN_LOG_HEADER = "step\tepoch\tloss\tlearning_rate\ttokens_per_s\n"
@@ -122,11 +132,16 @@ def cut_logs_to_checkpoint(logs, log=print):
     a log that a kill or a full disk left empty or cut short is repaired."""
     for path, header, column, step in logs:
         step = int(step.numpy())
-        dropped = truncate_log(path, header, column, step)
-        if dropped:
+        past, damaged = truncate_log(path, header, column, step)
+        if past:
             log(
-                f"removed {dropped} row(s) of {path.name} past the "
+                f"removed {past} row(s) of {path.name} past the "
                 f"checkpoint (step {step})"
+            )
+        if damaged:
+            log(
+                f"warning: removed {damaged} damaged row(s) of {path} (a "
+                "field that is not a number, or fields missing)"
             )
 
 

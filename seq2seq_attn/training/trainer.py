@@ -29,6 +29,7 @@ from seq2seq_attn.training.divergence import (
     DivergenceGuard,
     TrainingDivergedError,
 )
+from seq2seq_attn.training.interruption import StopAtStep, TrainingInterrupted
 from seq2seq_attn.training.layout import ModelDir
 from seq2seq_attn.training.losses import token_cross_entropy, training_loss
 from seq2seq_attn.training.optimizers import (
@@ -75,6 +76,8 @@ class Trainer:
         log: where progress lines go.
 
     Raises:
+        ValueError: `run` cannot be trained (`RunConfig.check_trainable`),
+            said before anything is written.
         RunDirectoryLockedError: another process is training into
             `model_dir` (the chief holds its lock, `run_lock`, from here to
             the end of the process); nothing there is changed.
@@ -83,6 +86,7 @@ class Trainer:
     def __init__(
         self, run, model_dir, strategy=None, flags_text=None, log=print
     ):
+        run.check_trainable()
         self.paths = ModelDir(model_dir)
         self.strategy = strategy or tf.distribute.get_strategy()
         self.log = log
@@ -228,8 +232,18 @@ class Trainer:
 
     def fit(self):
         """Trains to the configured number of epochs (or steps), validating
-        after each epoch (and first the validation a kill cut short).
-        Returns the last validation metrics (or {})."""
+        after each epoch and at the last step (and first the validation a
+        kill cut short). Returns the last validation metrics (or {}).
+
+        Raises:
+            TrainingInterrupted: Ctrl-C; the run stopped after the step in
+                progress and saved it (`StopAtStep`).
+            TrainingDivergedError: the loss diverged (`DivergenceGuard`).
+        """
+        with StopAtStep() as self.interruption:
+            return self._fit()
+
+    def _fit(self):
         train = self.run.train
         total_steps = train.epochs * self.steps_per_epoch
         if train.max_steps:
@@ -249,28 +263,34 @@ class Trainer:
             history=[float(row[2]) for row in tsv_rows(self.paths.train_log)],
         )
         metrics = {}
-        if self._validation_missed():
-            metrics = self.validate(
-                int(self.step.numpy()) // self.steps_per_epoch, writer
-            )
+        if self._validation_missed(total_steps):
+            metrics = self.validate(self._epochs_begun(), writer)
         while not self._stop_early() and int(self.step.numpy()) < total_steps:
             epoch = int(self.step.numpy()) // self.steps_per_epoch
             self._train_epoch(epoch, total_steps, writer)
-            if self._validation_missed():
+            if self._validation_missed(total_steps):
                 metrics = self.validate(epoch + 1, writer)
+            if self.interruption.requested:  # during the validation
+                step = int(self.step.numpy())
+                raise TrainingInterrupted(step, self.checkpoints.last)
         writer.close()
         return metrics or last_validation(self.paths.validation_log)
 
-    def _validation_missed(self):
-        """Whether the run stands at an epoch's end that has no recorded
-        validation (a kill cut it short)."""
+    def _validation_missed(self, total_steps):
+        """Whether the run stands at an epoch's end, or at its last step
+        (`max_steps` in the middle of an epoch), that has no recorded
+        validation (not yet, or a kill cut it short)."""
         step = int(self.step.numpy())
         return (
             self.valid is not None
             and step > 0
-            and step % self.steps_per_epoch == 0
+            and (step % self.steps_per_epoch == 0 or step >= total_steps)
             and int(self.validated_step.numpy()) < step
         )
+
+    def _epochs_begun(self):
+        """The epoch the current step ends (1-based; a partial one counts)."""
+        return -(-int(self.step.numpy()) // self.steps_per_epoch)
 
     def _train_epoch(self, epoch, total_steps, writer):
         """Trains from the current step to the end of `epoch` (or
@@ -282,7 +302,12 @@ class Trainer:
             self.steps_per_epoch, total_steps - epoch * self.steps_per_epoch
         )
         progress = EpochProgress(epoch, steps_this_epoch, in_epoch)
-        self.log(f"epoch {epoch + 1}/{train.epochs}")
+        resumed = (
+            f", resumed after step {in_epoch} of {steps_this_epoch}"
+            if in_epoch
+            else ""
+        )
+        self.log(f"epoch {epoch + 1}/{train.epochs}{resumed}")
         while in_epoch < steps_this_epoch:
             loss, tokens, norm = self._train_step(self.iterator)
             loss, tokens = float(loss.numpy()), float(tokens.numpy())
@@ -294,6 +319,9 @@ class Trainer:
             if step % train.log_every == 0 or in_epoch == steps_this_epoch:
                 write_summaries(writer, step, loss, norm, speed, rate)
                 progress.restart_window()
+            if self.interruption.requested:
+                self._flush_log(progress.rows)
+                raise TrainingInterrupted(step, self._save())
             if step % train.checkpoint_every == 0 or (
                 in_epoch == steps_this_epoch
             ):

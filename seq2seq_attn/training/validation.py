@@ -69,9 +69,13 @@ class Validation:
         )
 
     def perplexity(self):
-        """Perplexity of the validation targets under teacher forcing."""
+        """Perplexity of the validation targets under teacher forcing (the
+        sources cut to what the model reads, as translation cuts them)."""
         loss_sum = tokens = 0.0
+        limit = self.translator.form.max_source_tokens
         for (source, target_input), target_output in self.batches:
+            if limit:
+                source = source[:, :limit]
             logits = self.model([source, target_input], training=False)
             loss_sum += float(self.loss_fn(target_output, logits))
             tokens += float(
