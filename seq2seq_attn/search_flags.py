@@ -49,6 +49,12 @@ flags.DEFINE_integer(
     _SEARCH.batch_size,
     "Sentences per search; more are sorted by length and split.",
 )
+flags.DEFINE_float(
+    "memory_budget_gb",
+    _SEARCH.memory_budget_gb,
+    "The most memory one search of --batch_size sentences may take, by its "
+    "estimate (beam x batch x vocabulary); checked before any work.",
+)
 
 
 def use_command_defaults(command):
@@ -69,6 +75,7 @@ def search_config_from_flags(command):
         no_repeat_ngram_size=FLAGS.no_repeat_ngram_size,
         max_input_tokens=FLAGS.max_input_tokens or None,
         batch_size=FLAGS.batch_size,
+        memory_budget_gb=FLAGS.memory_budget_gb,
     )
     if FLAGS["nbest"].present:
         options["nbest"] = FLAGS.nbest

@@ -21,15 +21,20 @@ def test_frozen():
         (dict(architecture="transformer"), "architecture must be one of"),
         (dict(score="cosine"), "score must be one of"),
         (dict(attention_mode="local"), "attention_mode must be one of"),
-        (dict(hidden_units=0), "hidden_units must be a positive integer"),
+        (dict(hidden_units=0), "hidden_units must be >= 1, got 0"),
+        (dict(hidden_units=2.5), "hidden_units must be an integer, got 2.5"),
+        (
+            dict(embedding_dim=2**31),
+            "embedding_dim must be at most 2,147,483,647 \\(an int32",
+        ),
         (dict(dropout=1.0), "dropout must be in"),
         (dict(initializer="he"), "initializer must be one of"),
         (
             dict(architecture="luong", score="none"),
             "input_feeding needs attention",
         ),
-        (dict(target_vocab_size=3), "target_vocab_size must exceed 4"),
-        (dict(encoder_units=0), "encoder_units must be a positive integer"),
+        (dict(target_vocab_size=3), "target_vocab_size must be >= 5"),
+        (dict(encoder_units=0), "encoder_units must be >= 1, got 0"),
         (
             dict(architecture="luong", hidden_units=8, encoder_units=4),
             "encoder_units \\(4\\) must equal hidden_units \\(8\\)",

@@ -72,6 +72,20 @@ def test_an_input_folder_is_one_line(tmp_path):
         ("--max_length_a=inf", "max_length_a must be a number in"),
         ("--max_length_a=nan", "got nan"),
         ("--alpha=nan", "alpha must be a finite number >= 0, got nan"),
+        # Each size has a ceiling, said with the flag and the limit (these
+        # ended in errors from inside the graph, after loading the model).
+        (
+            "--batch_size=1000000000000",
+            "batch_size must be at most 2,147,483,647 (an int32 of the "
+            "graph), got 1,000,000,000,000",
+        ),
+        (
+            "--max_input_tokens=1000000000000",
+            "max_input_tokens must be at most 2,097,151",
+        ),
+        ("--beam_size=2147483648", "beam_size must be at most 2,147,483,647"),
+        ("--beam_size=40000000", "beam_size x batch_size (the rows of one"),
+        ("--memory_budget_gb=0", "memory_budget_gb must be a positive"),
     ],
 )
 def test_search_flags_out_of_range_are_refused(flag, message):
@@ -209,6 +223,16 @@ def _train(model_dir, files, *flags):
         ("--clip_norm=nan", "train: clip_norm must be a finite number"),
         ("--tokenizer=bpe", "data: tokenizer must be one of"),
         ("--window=5", "model: --window has no effect on architecture="),
+        (
+            "--batch_size=1000000000000",
+            "data: batch_size must be at most 2,147,483,647",
+        ),
+        ("--hidden_units=10000000000", "ModelConfig: hidden_units must be at"),
+        (
+            "--accumulate_batches=5000",
+            "train: accumulate_batches must be at most 1,024 (batches traced "
+            "into one training step), got 5,000",
+        ),
     ],
 )
 def test_train_refuses_bad_numbers_before_any_work(
@@ -297,6 +321,31 @@ def test_a_full_disk_is_one_line(trained_model_dir):
         == ("error: No space left on device (the disk is full)")
         or "/dev/full: No space left on device" in result.stderr
     )
+
+
+def test_a_search_over_the_memory_budget_is_refused_before_translating(
+    trained_model_dir,
+):
+    # beam_size=10**6 was accepted: 2 sentences reached 6.6 GB before a kill.
+    line = _one_error_line(
+        _command(
+            "translate",
+            f"--model_dir={trained_model_dir}",
+            "--beam_size=1000000",
+            input_text="a man .\n",
+        )
+    )
+    assert "needs about" in line and "over memory_budget_gb=8" in line
+    assert "lower --beam_size or --batch_size" in line
+    from seq2seq_attn.model_dir import load_translator
+
+    with pytest.raises(ValueError, match="beam_size must be at most"):
+        load_translator(trained_model_dir, beam_size=2**31)
+    # A larger budget lets the same search through.
+    wide = load_translator(
+        trained_model_dir, beam_size=2000, batch_size=1, memory_budget_gb=64
+    )
+    assert wide.config.beam_size == 2000
 
 
 def test_file_errors_read_as_path_and_reason():

@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+from seq2seq_attn.config.search import MAX_INPUT_TOKENS
 from seq2seq_attn.data import (
     BOS_ID,
     EOS_ID,
@@ -127,3 +128,14 @@ def test_leading_whitespace_does_not_count_against_the_bytes_read(tokenizer):
     ids = sentence_ids(tokenizer, tf.constant(rows[:3]), max_tokens=10)
     assert ids[0].numpy().tolist() == ids[2].numpy().tolist() != []
     assert ids[1].numpy().tolist() == ids[2].numpy().tolist()
+
+
+def test_the_input_cut_ceiling_is_what_the_graph_holds(tokenizer):
+    # --max_input_tokens=10**12 ended in "Input 'e' of 'SelectV2' has type
+    # int32 ... int64": the bytes read and their whitespace window are int32
+    # offsets. The ceiling is the largest cut whose window fits one.
+    assert LEADING_WINDOW * input_bytes(MAX_INPUT_TOKENS) <= 2**31 - 1
+    assert LEADING_WINDOW * input_bytes(MAX_INPUT_TOKENS + 1) > 2**31 - 1
+    rows = tf.constant(["a man rides a horse .", " " * 100 + "two dogs ."])
+    ids = sentence_ids(tokenizer, rows, max_tokens=MAX_INPUT_TOKENS)
+    assert ids.row_lengths().numpy().tolist() == [6, 3]

@@ -3,7 +3,7 @@
 import dataclasses
 import json
 
-from seq2seq_attn.config.fields import from_dict
+from seq2seq_attn.config.fields import check_sizes, from_dict, sized
 
 ARCHITECTURES = ("rnnsearch", "rnnencdec", "luong")
 SCORES = ("dot", "general", "concat", "location", "none")
@@ -74,19 +74,19 @@ class ModelConfig:
     """
 
     architecture: str = "rnnsearch"
-    source_vocab_size: int = 30000
-    target_vocab_size: int = 30000
-    embedding_dim: int = 620
-    hidden_units: int = 1000
-    encoder_units: int | None = None
-    attention_units: int | None = None
-    maxout_units: int = 500
-    maxout_pool_size: int = 2
-    num_layers: int = 1
+    source_vocab_size: int = sized(30000, 5)
+    target_vocab_size: int = sized(30000, 5)
+    embedding_dim: int = sized(620, 1)
+    hidden_units: int = sized(1000, 1)
+    encoder_units: int | None = sized(None, 1)
+    attention_units: int | None = sized(None, 1)
+    maxout_units: int = sized(500, 1)
+    maxout_pool_size: int = sized(2, 1)
+    num_layers: int = sized(1, 1)
     score: str = "general"
     attention_mode: str = "global"
-    window: int = 10
-    max_source_positions: int = 50
+    window: int = sized(10, 0)
+    max_source_positions: int = sized(50, 1)
     input_feeding: bool = True
     reverse_source: bool = False
     dropout: float = 0.0
@@ -123,27 +123,7 @@ class ModelConfig:
             f"tie_embeddings must be one of {TIES}, "
             f"got {self.tie_embeddings!r}",
         )
-        for name in (
-            "source_vocab_size",
-            "target_vocab_size",
-            "embedding_dim",
-            "hidden_units",
-            "maxout_units",
-            "maxout_pool_size",
-            "num_layers",
-            "max_source_positions",
-        ):
-            value = getattr(self, name)
-            check(
-                isinstance(value, int) and value > 0,
-                f"{name} must be a positive integer, got {value!r}",
-            )
-        check(
-            self.encoder_units is None
-            or (isinstance(self.encoder_units, int) and self.encoder_units > 0),
-            f"encoder_units must be a positive integer, "
-            f"got {self.encoder_units!r}",
-        )
+        check_sizes(self, "ModelConfig")
         check(
             self.architecture != "luong"
             or self.encoder_size == self.hidden_units,
@@ -151,10 +131,7 @@ class ModelConfig:
             f"({self.encoder_units}) must equal hidden_units "
             f"({self.hidden_units})",
         )
-        check(self.source_vocab_size > 4, "source_vocab_size must exceed 4")
-        check(self.target_vocab_size > 4, "target_vocab_size must exceed 4")
         self._check_tie(check)
-        check(self.window >= 0, f"window must be >= 0, got {self.window}")
         check(
             0.0 <= self.dropout < 1.0,
             f"dropout must be in [0, 1), got {self.dropout}",

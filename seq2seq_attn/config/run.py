@@ -10,7 +10,14 @@ import json
 import math
 import pathlib
 
-from seq2seq_attn.config.fields import from_dict, resumable, resumable_fields
+from seq2seq_attn.config.fields import (
+    INT32_MAX,
+    check_sizes,
+    from_dict,
+    resumable,
+    resumable_fields,
+    sized,
+)
 from seq2seq_attn.config.model import IGNORED_FIELDS, ModelConfig
 
 # What to do with a line that is not UTF-8 (the corpus readers take it too).
@@ -53,10 +60,11 @@ def _check(condition, message):
         raise ValueError(message)
 
 
-def _check_fields(config, section, choices, minimums):
+def _check_fields(config, section, choices, minimums=None):
     """Refuses a non-finite number in any field of `config` (NaN and the
     infinities, by name), a value outside `choices[field]`, and a number
-    below `minimums[field]`."""
+    below `minimums[field]` (the sizes' floors are on their fields:
+    `check_sizes`)."""
     for field in dataclasses.fields(config):
         value = getattr(config, field.name)
         if isinstance(value, float):
@@ -70,7 +78,7 @@ def _check_fields(config, section, choices, minimums):
             value in allowed,
             f"{section}: {name} must be one of {allowed}, got {value!r}",
         )
-    for name, minimum in minimums.items():
+    for name, minimum in (minimums or {}).items():
         value = getattr(config, name)
         _check(
             value >= minimum,
@@ -169,29 +177,29 @@ class DataConfig:
     train_target_file: str | None = resumable(None)
     train_tsv_file: str | None = resumable(None)
     tfds_dataset: str | None = None
-    max_train_pairs: int = 0
+    max_train_pairs: int = sized(0, 0)
     valid_source_file: str | None = resumable(None)
     valid_target_file: str | None = resumable(None)
     valid_test_sets: str | None = resumable(None)
     data_dir: str | None = resumable(None)
     invalid_utf8: str = "error"
     tokenizer: str = "sentencepiece"
-    source_vocab_size: int = 30000
-    target_vocab_size: int = 30000
+    source_vocab_size: int = sized(30000, 5)
+    target_vocab_size: int = sized(30000, 5)
     joint_vocab: bool = False
     lowercase: bool = False
     split_punctuation: bool = False
     vocab_dir: str | None = resumable(None)
-    vocab_sample_lines: int = resumable(1_000_000)
-    sentencepiece_max_characters: int = resumable(30_000_000)
-    shuffle_buffer: int = 20_000
-    max_source_length: int = 50
-    max_target_length: int = 50
-    batch_size: int = 80
+    vocab_sample_lines: int = sized(1_000_000, 1, resumable=True)
+    sentencepiece_max_characters: int = sized(30_000_000, 0, resumable=True)
+    shuffle_buffer: int = sized(20_000, 1)
+    max_source_length: int = sized(50, 1)
+    max_target_length: int = sized(50, 1)
+    batch_size: int = sized(80, 1)
     batch_by: str = "sentences"
-    sort_window: int = 20
-    bucket_width: int = 0
-    valid_max_sentences: int = resumable(0)
+    sort_window: int = sized(20, 1)
+    bucket_width: int = sized(0, 0)
+    valid_max_sentences: int = sized(0, 0, resumable=True)
     bleu_tokenize: str = resumable("13a")
 
     def __post_init__(self):
@@ -206,15 +214,12 @@ class DataConfig:
             "data: give one of corpus, train_source_file/train_target_file, "
             "train_tsv_file or tfds_dataset",
         )
-        _check(self.max_train_pairs >= 0, "data: max_train_pairs must be >= 0")
-        _check(self.shuffle_buffer > 0, "data: shuffle_buffer must be positive")
+        check_sizes(self, "data")
         _check(
-            self.vocab_sample_lines > 0,
-            "data: vocab_sample_lines must be positive",
-        )
-        _check(
-            self.sentencepiece_max_characters >= 0,
-            "data: sentencepiece_max_characters must be >= 0",
+            self.batch_size * self.sort_window <= INT32_MAX,
+            f"data: batch_size x sort_window (the batches sorted together) "
+            f"must be at most {INT32_MAX:,} (an int32 of the graph), got "
+            f"{self.batch_size * self.sort_window:,}",
         )
         _check(
             self.tokenizer == "word" or not self.split_punctuation,
@@ -228,8 +233,6 @@ class DataConfig:
             f"source_vocab_size ({self.source_vocab_size}) and "
             f"target_vocab_size ({self.target_vocab_size}) must be equal",
         )
-        _check(self.batch_size > 0, "data: batch_size must be positive")
-        _check(self.sort_window > 0, "data: sort_window must be positive")
         _check_fields(
             self,
             "data",
@@ -239,14 +242,6 @@ class DataConfig:
                 batch_by=BATCH_BY,
                 invalid_utf8=INVALID_UTF8,
                 bleu_tokenize=bleu_tokenizers(),
-            ),
-            minimums=dict(
-                source_vocab_size=5,
-                target_vocab_size=5,
-                max_source_length=1,
-                max_target_length=1,
-                bucket_width=0,
-                valid_max_sentences=0,
             ),
         )
 
@@ -310,39 +305,33 @@ class TrainConfig:
     rho: float = 0.95
     epsilon: float = 1e-6
     schedule: str = "constant"
-    halve_after_epochs: int = resumable(5)
+    halve_after_epochs: int = sized(5, 0, resumable=True)
     clip_norm: float = resumable(1.0)
-    epochs: int = resumable(10)
-    max_steps: int = resumable(0)
-    seed: int = 1234
-    checkpoint_every: int = resumable(500)
-    keep_checkpoints: int = resumable(3)
-    early_stopping_patience: int = resumable(0)
+    epochs: int = sized(10, 1, resumable=True)
+    max_steps: int = sized(0, 0, resumable=True)
+    seed: int = sized(1234, 0)
+    checkpoint_every: int = sized(500, 1, resumable=True)
+    keep_checkpoints: int = sized(3, 1, resumable=True)
+    early_stopping_patience: int = sized(0, 0, resumable=True)
     mixed_precision: str = ""
     jit_compile: bool = False
     strategy: str = "default"
-    num_cpu_devices: int = 0
-    log_every: int = resumable(50)
+    num_cpu_devices: int = sized(0, 0, 1024, "virtual devices of one CPU")
+    log_every: int = sized(50, 1, resumable=True)
     divergence_factor: float = resumable(10.0)
-    divergence_window: int = resumable(100)
-    accumulate_batches: int = 1
+    divergence_window: int = sized(100, 1, resumable=True)
+    accumulate_batches: int = sized(
+        1, 1, 1024, "batches traced into one training step"
+    )
     label_smoothing: float = 0.0
     ema_decay: float = 0.0
 
     def __post_init__(self):
         _check(self.learning_rate > 0, "train: learning_rate must be positive")
-        _check(self.epochs > 0, "train: epochs must be positive")
-        _check(
-            self.checkpoint_every > 0,
-            "train: checkpoint_every must be positive",
-        )
+        check_sizes(self, "train")
         _check(
             self.divergence_factor == 0 or self.divergence_factor > 1,
             "train: divergence_factor must be 0 (off) or above 1",
-        )
-        _check(
-            self.divergence_window > 0,
-            "train: divergence_window must be positive",
         )
         _check(
             0.0 <= self.label_smoothing < 1.0,
@@ -362,18 +351,7 @@ class TrainConfig:
                 strategy=STRATEGIES,
                 mixed_precision=MIXED_PRECISION,
             ),
-            minimums=dict(
-                rho=0.0,
-                epsilon=0.0,
-                clip_norm=0.0,
-                halve_after_epochs=0,
-                max_steps=0,
-                keep_checkpoints=1,
-                early_stopping_patience=0,
-                num_cpu_devices=0,
-                log_every=1,
-                accumulate_batches=1,
-            ),
+            minimums=dict(rho=0.0, epsilon=0.0, clip_norm=0.0),
         )
 
 

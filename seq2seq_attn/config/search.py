@@ -2,7 +2,9 @@
 validation and the export share, validated once."""
 
 import dataclasses
+import math
 
+from seq2seq_attn.config.fields import INT32_MAX, check_sizes, sized
 from seq2seq_attn.config.scoring import Scoring
 
 # Where a command's use differs, so does its default: the export's
@@ -13,6 +15,10 @@ MAX_LENGTH_A = 1000
 MAX_LENGTH_B = 1_000_000
 # The longest n-gram the repetition block compares (one op per token of it).
 MAX_NGRAM = 10
+# The bytes read of an input (64 a token, `text_to_ids.input_bytes`), and
+# the 16 times as many searched for its leading whitespace
+# (`text_to_ids.LEADING_WINDOW`), are int32 offsets in the graph.
+MAX_INPUT_TOKENS = INT32_MAX // (64 * 16)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -33,20 +39,44 @@ class SearchConfig:
             gigabytes.
         batch_size: sentences per search call; larger inputs are sorted by
             length and searched in chunks of this many.
+        memory_budget_gb: the most memory one search call may take by
+            `search_bytes`'s estimate (beam x batch x vocabulary, and the
+            alignments kept), checked by the `Translator` before any work;
+            raise it on a larger host.
+
+    Sizes have a ceiling (what an int32 of the graph holds), and beam_size
+    x batch_size, the rows of one search, does too.
     """
 
-    beam_size: int = 5
+    beam_size: int = sized(5, 1)
     nbest: int = 1
     scoring: Scoring = Scoring()
     max_length_a: float = 1.5
     max_length_b: float = 5
     no_repeat_ngram_size: int = 0
-    max_input_tokens: int | None = 100
-    batch_size: int = 64
+    max_input_tokens: int | None = sized(
+        100,
+        1,
+        MAX_INPUT_TOKENS,
+        "the bytes read, 64 a token, are int32 offsets",
+        optional=True,
+    )
+    batch_size: int = sized(64, 1)
+    memory_budget_gb: float = 8.0
 
     def __post_init__(self):
-        if self.beam_size < 1:
-            raise ValueError(f"beam_size must be >= 1, got {self.beam_size}")
+        check_sizes(self, "")
+        rows = self.beam_size * self.batch_size
+        if rows > INT32_MAX:
+            raise ValueError(
+                f"beam_size x batch_size (the rows of one search) must be at "
+                f"most {INT32_MAX:,} (an int32 of the graph), got {rows:,}"
+            )
+        if not self.memory_budget_gb > 0:
+            raise ValueError(
+                "memory_budget_gb must be a positive number, got "
+                f"{self.memory_budget_gb}"
+            )
         if not 1 <= self.nbest <= self.beam_size:
             raise ValueError(
                 f"nbest must be in [1, beam_size={self.beam_size}], "
@@ -69,13 +99,34 @@ class SearchConfig:
                 f"no_repeat_ngram_size must be in [0, {MAX_NGRAM}] (0: off), "
                 f"got {self.no_repeat_ngram_size}"
             )
-        if self.max_input_tokens is not None and self.max_input_tokens < 1:
+
+    def search_bytes(self, vocab_size, models=1):
+        """An estimate of the memory one search call of `batch_size`
+        sentences takes: for each of its beam_size x batch_size hypotheses,
+        12 float32 a target vocabulary entry for each model (the logits,
+        log-probabilities, scores and the top-k over beam x vocabulary),
+        and 2 a cell of its alignments (output x input tokens). Fitted with
+        room to spare to the peak RSS of searches on the fixtures' models
+        (benchmarks/RESULTS.md); the encoder's states, a few per source
+        token, are small beside them."""
+        source = self.max_input_tokens or 0
+        output = math.ceil(self.max_length_a * source + self.max_length_b)
+        per_row = 12 * vocab_size * models + 2 * output * source
+        return 4 * self.beam_size * self.batch_size * per_row
+
+    def check_memory(self, vocab_size, models=1):
+        """Refuses, before any work, a search whose `search_bytes` exceed
+        `memory_budget_gb`, naming the flags that lower or raise it."""
+        needed = self.search_bytes(vocab_size, models) / 2**30
+        if needed > self.memory_budget_gb:
             raise ValueError(
-                "max_input_tokens must be positive (or None for no limit), "
-                f"got {self.max_input_tokens}"
+                f"a search of beam_size={self.beam_size} x batch_size="
+                f"{self.batch_size} over {vocab_size:,} target words"
+                f"{f' ({models} models)' if models > 1 else ''} needs about "
+                f"{needed:,.1f} GB, over memory_budget_gb="
+                f"{self.memory_budget_gb:g}: lower --beam_size or "
+                "--batch_size, or raise --memory_budget_gb"
             )
-        if self.batch_size < 1:
-            raise ValueError(f"batch_size must be >= 1, got {self.batch_size}")
 
     @classmethod
     def for_command(cls, command, **options):

@@ -111,6 +111,7 @@ class Translator:
         # The Keras models (several for an ensemble).
         forms = getattr(self.form, "forms", [self.form])
         self.models = [form.model for form in forms]
+        self.config.check_memory(target_tokenizer.vocab_size, len(self.models))
         self.source_tokenizer = source_tokenizer
         self.target_tokenizer = target_tokenizer
         self._aligner = None

@@ -32,9 +32,27 @@ class DivergenceGuard:
         self.factor = factor
         self.losses = collections.deque(history, maxlen=window)
 
-    def check(self, loss, step):
+    def check(self, loss, step, epoch=None, last_checkpoint=None):
         """Records `loss` of `step`; raises `TrainingDivergedError` (or
-        `NonFiniteLossError`) if it diverged."""
+        `NonFiniteLossError`) if it diverged, saying what the run kept
+        where `epoch` (from 0) is given: `last_checkpoint`, or none."""
+        try:
+            self._check(loss, step)
+        except TrainingDivergedError as error:
+            if epoch is None:
+                raise
+            kept = (
+                f"the last checkpoint is {last_checkpoint}"
+                if last_checkpoint
+                else "no checkpoint was saved before it"
+            )
+            raise type(error)(
+                f"{error} (epoch {epoch + 1}); nothing was saved after it, "
+                f"{kept}"
+            ) from None
+        self.losses.append(loss)
+
+    def _check(self, loss, step):
         if not math.isfinite(loss):
             raise NonFiniteLossError(f"non-finite loss {loss} at step {step}")
         if self.factor and self.losses:
@@ -46,4 +64,3 @@ class DivergenceGuard:
                     f"{len(self.losses)} steps before (divergence_factor, "
                     "divergence_window)"
                 )
-        self.losses.append(loss)

@@ -125,13 +125,17 @@ TRAIN_LOG_HEADER = "step\tepoch\tloss\tlearning_rate\ttokens_per_s\n"
 VALIDATION_LOG_HEADER = "epoch\tstep\tperplexity\tbleu\n"
 
 
-def cut_logs_to_checkpoint(logs, log=print):
-    """Cuts each of `logs`, `(path, header, step_column, step variable)`,
-    back to the restored step (to its header where no checkpoint was
-    restored), so that the rows of steps a kill lost are not logged twice;
-    a log that a kill or a full disk left empty or cut short is repaired."""
+def cut_logs_to_checkpoint(paths, step, validated_step, log=print):
+    """Cuts the train and validation logs of `paths` (a `ModelDir`) back to
+    the restored `step` and `validated_step` (to their headers where no
+    checkpoint was restored), so that the rows of steps a kill lost are
+    not logged twice; a log that a kill or a full disk left empty or cut
+    short is repaired, and a damaged row is dropped and said."""
+    logs = [
+        (paths.train_log, TRAIN_LOG_HEADER, 0, step),
+        (paths.validation_log, VALIDATION_LOG_HEADER, 1, validated_step),
+    ]
     for path, header, column, step in logs:
-        step = int(step.numpy())
         past, damaged = truncate_log(path, header, column, step)
         if past:
             log(

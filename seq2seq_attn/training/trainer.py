@@ -27,11 +27,10 @@ from seq2seq_attn.training.checkpoints import (
 )
 from seq2seq_attn.training.divergence import (
     DivergenceGuard,
-    TrainingDivergedError,
 )
 from seq2seq_attn.training.interruption import StopAtStep, TrainingInterrupted
 from seq2seq_attn.training.layout import ModelDir
-from seq2seq_attn.training.losses import token_cross_entropy, training_loss
+from seq2seq_attn.training.losses import training_loss
 from seq2seq_attn.training.optimizers import (
     inner_optimizer,
     learning_rate,
@@ -60,7 +59,10 @@ from seq2seq_attn.training.strategy import (
     shard_index,
     worker_index,
 )
-from seq2seq_attn.training.validation import Validation, attends
+from seq2seq_attn.training.validation import (
+    Validation,
+    validation_due,
+)
 from seq2seq_attn.training.weight_average import averaged_in
 
 
@@ -141,18 +143,7 @@ class Trainer:
         )
         self.dataset = prepared.train
         self._build(run.train)
-        self.valid = None
-        if prepared.validation is not None:
-            self.valid = Validation(
-                self.model,
-                self.source_tokenizer,
-                self.target_tokenizer,
-                prepared.validation,
-                prepared.validation_batches,
-                token_cross_entropy(),
-                self.run.data.bleu_tokenize,
-                attention=attends(self.run.model),
-            )
+        self.valid = Validation.of_run(self.model, prepared, self.run)
 
     def _build(self, train):
         keras.utils.set_random_seed(train.seed)
@@ -183,15 +174,9 @@ class Trainer:
         )
         if self.chief:
             cut_logs_to_checkpoint(
-                [
-                    (self.paths.train_log, TRAIN_LOG_HEADER, 0, self.step),
-                    (
-                        self.paths.validation_log,
-                        VALIDATION_LOG_HEADER,
-                        1,
-                        self.validated_step,
-                    ),
-                ],
+                self.paths,
+                int(self.step.numpy()),
+                int(self.validated_step.numpy()),
                 self.log,
             )
         if self.checkpoints.last:
@@ -263,12 +248,15 @@ class Trainer:
             history=[float(row[2]) for row in tsv_rows(self.paths.train_log)],
         )
         metrics = {}
-        if self._validation_missed(total_steps):
-            metrics = self.validate(self._epochs_begun(), writer)
+        if self._validation_due(total_steps):
+            # A kill cut it short: the epoch the step ends (a partial one
+            # counts).
+            step = int(self.step.numpy())
+            metrics = self.validate(-(-step // self.steps_per_epoch), writer)
         while not self._stop_early() and int(self.step.numpy()) < total_steps:
             epoch = int(self.step.numpy()) // self.steps_per_epoch
             self._train_epoch(epoch, total_steps, writer)
-            if self._validation_missed(total_steps):
+            if self._validation_due(total_steps):
                 metrics = self.validate(epoch + 1, writer)
             if self.interruption.requested:  # during the validation
                 step = int(self.step.numpy())
@@ -276,21 +264,15 @@ class Trainer:
         writer.close()
         return metrics or last_validation(self.paths.validation_log)
 
-    def _validation_missed(self, total_steps):
-        """Whether the run stands at an epoch's end, or at its last step
-        (`max_steps` in the middle of an epoch), that has no recorded
-        validation (not yet, or a kill cut it short)."""
-        step = int(self.step.numpy())
-        return (
-            self.valid is not None
-            and step > 0
-            and (step % self.steps_per_epoch == 0 or step >= total_steps)
-            and int(self.validated_step.numpy()) < step
+    def _validation_due(self, total_steps):
+        """`validation_due` at the current step (never without validation
+        data)."""
+        return self.valid is not None and validation_due(
+            int(self.step.numpy()),
+            self.steps_per_epoch,
+            total_steps,
+            int(self.validated_step.numpy()),
         )
-
-    def _epochs_begun(self):
-        """The epoch the current step ends (1-based; a partial one counts)."""
-        return -(-int(self.step.numpy()) // self.steps_per_epoch)
 
     def _train_epoch(self, epoch, total_steps, writer):
         """Trains from the current step to the end of `epoch` (or
@@ -302,18 +284,14 @@ class Trainer:
             self.steps_per_epoch, total_steps - epoch * self.steps_per_epoch
         )
         progress = EpochProgress(epoch, steps_this_epoch, in_epoch)
-        resumed = (
-            f", resumed after step {in_epoch} of {steps_this_epoch}"
-            if in_epoch
-            else ""
-        )
-        self.log(f"epoch {epoch + 1}/{train.epochs}{resumed}")
+        resumed = f", resumed after step {in_epoch} of {steps_this_epoch}"
+        self.log(f"epoch {epoch + 1}/{train.epochs}{resumed * bool(in_epoch)}")
         while in_epoch < steps_this_epoch:
             loss, tokens, norm = self._train_step(self.iterator)
             loss, tokens = float(loss.numpy()), float(tokens.numpy())
             step = int(self.step.numpy())
             in_epoch += 1
-            self._check_divergence(loss, step, epoch)
+            self.guard.check(loss, step, epoch, self.checkpoints.last)
             rate = learning_rate(self.optimizer)
             speed = progress.add(in_epoch, step, loss, tokens, rate)
             if step % train.log_every == 0 or in_epoch == steps_this_epoch:
@@ -328,15 +306,6 @@ class Trainer:
                 self._flush_log(progress.rows)
                 self._save()
         self.log(progress.summary())
-
-    def _check_divergence(self, loss, step, epoch):
-        """`DivergenceGuard.check`, its error saying what was kept."""
-        try:
-            self.guard.check(loss, step)
-        except TrainingDivergedError as error:
-            raise _saying_what_was_kept(
-                error, epoch, self.checkpoints.last
-            ) from None
 
     def _flush_log(self, lines):
         if self.chief and lines:
@@ -373,10 +342,7 @@ class Trainer:
         self.validated_step.assign(step)
         self._save()
         if writer is not None:
-            with writer.as_default(step=step):
-                tf.summary.scalar("validation/perplexity", mean_perplexity)
-                tf.summary.scalar("validation/bleu", bleu)
-                self.valid.attention_images()
+            self.valid.write_summaries(writer, metrics)
         return metrics
 
     def _stop_early(self):
@@ -390,18 +356,6 @@ class Trainer:
             )
             return True
         return False
-
-
-def _saying_what_was_kept(error, epoch, last_checkpoint):
-    """A `TrainingDivergedError` that also says what the run kept."""
-    kept = (
-        f"the last checkpoint is {last_checkpoint}"
-        if last_checkpoint
-        else "no checkpoint was saved before it"
-    )
-    return type(error)(
-        f"{error} (epoch {epoch + 1}); nothing was saved after it, {kept}"
-    )
 
 
 _AVERAGE = (

@@ -10,6 +10,7 @@ import tensorflow as tf
 from seq2seq_attn.decoding.translator import Translator
 from seq2seq_attn.evaluation.bleu import corpus_bleu
 from seq2seq_attn.special_tokens import PAD_ID
+from seq2seq_attn.training.losses import token_cross_entropy
 from seq2seq_attn.training.progress import perplexity
 
 
@@ -45,6 +46,23 @@ class Validation:
         self.attention = attention
         self.translator = Translator(
             model, source_tokenizer, target_tokenizer, beam_size=1
+        )
+
+    @classmethod
+    def of_run(cls, model, prepared, run):
+        """The validation of a run (`RunConfig`) on its prepared data
+        (`training_data`), or None without validation text."""
+        if prepared.validation is None:
+            return None
+        return cls(
+            model,
+            prepared.source_tokenizer,
+            prepared.target_tokenizer,
+            prepared.validation,
+            prepared.validation_batches,
+            token_cross_entropy(),
+            run.data.bleu_tokenize,
+            attention=attends(run.model),
         )
 
     def measure(self, epoch, step, log=print):
@@ -89,6 +107,14 @@ class Validation:
         score = corpus_bleu(hypotheses, self.corpus.targets, self.bleu_tokenize)
         return score, hypotheses
 
+    def write_summaries(self, writer, metrics):
+        """The metrics of `measure` and the attention images, as TensorBoard
+        summaries of its step."""
+        with writer.as_default(step=metrics["step"]):
+            tf.summary.scalar("validation/perplexity", metrics["perplexity"])
+            tf.summary.scalar("validation/bleu", metrics["bleu"])
+            self.attention_images()
+
     def attention_images(self, count=3):
         """Writes the attention of the first `count` validation sentences
         as images to the default summary writer."""
@@ -102,6 +128,14 @@ class Validation:
             tf.summary.image(
                 f"attention/{index}", image / max(image.max(), 1e-9)
             )
+
+
+def validation_due(step, steps_per_epoch, total_steps, validated_step):
+    """Whether a run at `step` stands at an epoch's end, or at its last step
+    (`max_steps` in the middle of an epoch), that has no recorded
+    validation (not yet, or a kill cut it short)."""
+    at_an_end = step % steps_per_epoch == 0 or step >= total_steps
+    return step > 0 and at_an_end and validated_step < step
 
 
 def attends(model_config):
