@@ -5,6 +5,8 @@
         [--gold_alignments=gold.talp] [--heatmaps=0,1,2]
     python -m seq2seq_attn.evaluate --model_dir=runs/rnnsearch50 \
         --test_set=wmt14        # newstest2014, from sacreBLEU's registry
+    python -m seq2seq_attn.evaluate --model_dir=runs/quickstart \
+        --test_set=multi30k     # the package's own: multi30k, anki
 
 Prints sacreBLEU BLEU and chrF with their signatures and BLEU by source
 length (Bahdanau Fig. 2, Luong Fig. 6) as a table, and writes to
@@ -28,7 +30,9 @@ flags.DEFINE_string("ref", None, "Reference translations, line-aligned.")
 flags.DEFINE_string(
     "test_set",
     None,
-    "A sacreBLEU test set instead of --src/--ref, e.g. wmt14 (newstest2014), "
+    "A named test set instead of --src/--ref: the package's own corpora's "
+    "(multi30k: Multi30k's test2016, in the model's variant; anki: the "
+    "Tatoeba test split), or a sacreBLEU one, e.g. wmt14 (newstest2014), "
     "downloaded once into ~/.sacrebleu ($SACREBLEU).",
 )
 flags.DEFINE_string(
@@ -173,26 +177,46 @@ def _integers(name, values, ascending=False):
     return numbers
 
 
-def _test_files():
-    """`(source_path, reference_path)`: --src and --ref, or --test_set's
-    files in --langpair (by default the first model's languages)."""
+# The package's own test splits: --test_set name -> (corpus, split).
+OWN_TEST_SETS = {"multi30k": ("multi30k", "test2016"), "anki": ("anki", "test")}
+
+
+def _test_corpus():
+    """The test pairs: --src and --ref, or --test_set's in --langpair (by
+    default the first model's languages): one of the package's corpora
+    (`OWN_TEST_SETS`, read as the model's data config reads them), or a
+    sacreBLEU test set."""
+    from seq2seq_attn.data.corpora import load_corpus, read_parallel_files
+
     if not FLAGS.test_set:
-        return FLAGS.src, FLAGS.ref
+        return read_parallel_files(
+            FLAGS.src, FLAGS.ref, invalid_utf8=FLAGS.invalid_utf8
+        )
     from seq2seq_attn.config.run import RunConfig
     from seq2seq_attn.data.wmt_sets import named_test_set
 
-    langpair = FLAGS.langpair
-    if not langpair:
-        data = RunConfig.load(FLAGS.model_dir[0]).data
-        langpair = f"{data.source}-{data.target}"
-    return named_test_set(FLAGS.test_set, langpair)
+    data = RunConfig.load(FLAGS.model_dir[0]).data
+    langpair = FLAGS.langpair or f"{data.source}-{data.target}"
+    if FLAGS.test_set in OWN_TEST_SETS:
+        name, split = OWN_TEST_SETS[FLAGS.test_set]
+        return load_corpus(
+            name,
+            split,
+            *langpair.split("-", 1),
+            variant=data.variant if name == "multi30k" else "raw",
+            data_dir=data.data_dir,
+            invalid_utf8=FLAGS.invalid_utf8,
+        )
+    return read_parallel_files(
+        *named_test_set(FLAGS.test_set, langpair),
+        invalid_utf8=FLAGS.invalid_utf8,
+    )
 
 
 def main(argv):
     if len(argv) > 1:
         raise app.UsageError(f"unexpected arguments: {argv[1:]}")
     logging.set_verbosity(logging.WARNING)
-    from seq2seq_attn.data.corpora import read_parallel_files
     from seq2seq_attn.evaluation.bleu import corpus_bleu, corpus_chrf
     from seq2seq_attn.evaluation.length_buckets import (
         bleu_by_length,
@@ -213,9 +237,7 @@ def main(argv):
                 "an ensemble; give one --model_dir"
             )
         cli.check_writable_folder(output)
-        corpus = read_parallel_files(
-            *_test_files(), invalid_utf8=FLAGS.invalid_utf8
-        )
+        corpus = _test_corpus()
         gold = _gold_alignments(corpus) if FLAGS.gold_alignments else None
         translator = translator_flags.translator_from_flags("evaluate")
     except (ValueError, FileNotFoundError) as error:

@@ -15,7 +15,10 @@ from seq2seq_attn.data.tokenizers import load_tokenizer
 from seq2seq_attn.decoding.ensemble import EnsembleForm
 from seq2seq_attn.decoding.translator import Translator
 from seq2seq_attn.models.builder import build_model
-from seq2seq_attn.training.checkpoints import restore_newest_intact
+from seq2seq_attn.training.checkpoints import (
+    DamagedCheckpointError,
+    restore_newest_intact,
+)
 from seq2seq_attn.training.layout import ModelDir
 
 __all__ = [
@@ -58,8 +61,8 @@ def load_trained(model_dir, checkpoint="best", precision="float32"):
     Args:
         model_dir: a directory written by `python -m seq2seq_attn.train`.
         checkpoint: "best" (by validation BLEU; the latest if none), "latest"
-            or a checkpoint path. A damaged checkpoint is named on stderr
-            and the next older one is used.
+            or a checkpoint path. A damaged checkpoint, or one of another
+            model, is named on stderr and the next older one is used.
         precision: the compute precision of the rebuilt model (see
             `build_with_precision`); the checkpoint is the same.
 
@@ -87,22 +90,26 @@ def load_trained(model_dir, checkpoint="best", precision="float32"):
     target.check_vocab_size(run.model.target_vocab_size, "target")
     paths.check_vocab_checksums({"source": source, "target": target})
     model = build_with_precision(run.model, precision)
+    # Every weight of the model must come from the checkpoint (a training
+    # checkpoint also holds the optimizer: that part may stay); one of
+    # another model is skipped, as a damaged one is.
     try:
-        # Every weight of the model must come from the checkpoint (a
-        # training checkpoint also holds the optimizer: that part may stay).
         restore_newest_intact(
             tf.train.Checkpoint(model=model),
             paths.checkpoint_candidates(checkpoint),
             log=_warn,
             partial=True,
+            skip_others=True,
         )
-    except AssertionError as error:
-        raise ValueError(
-            f"a checkpoint of {paths.path} does not hold every weight of the "
-            f"{run.model.architecture} model (a Luong checkpoint written "
-            "before StackedLSTM stored its weights as attributes lacks the "
-            f"LSTM weights): {str(error).splitlines()[0]}"
-        ) from error
+    except DamagedCheckpointError as error:
+        if run.model.architecture != "luong" or "another model" not in str(
+            error
+        ):
+            raise
+        raise DamagedCheckpointError(
+            f"{error} (a Luong checkpoint written before StackedLSTM stored "
+            "its weights as attributes lacks the LSTM weights)"
+        ) from None
     return run, model, source, target
 
 

@@ -39,7 +39,7 @@ def test_the_average_is_the_mean_of_the_last_checkpoints(
         f"--model_dir={trained_model_dir}", "--last=2", f"--output_dir={output}"
     )
     assert result.returncode == 0, result.stderr[-2000:]
-    assert "averaged 2 checkpoint(s)" in result.stdout
+    assert "averaged the weights of 2 checkpoint(s)" in result.stdout
     each = [_weights(trained_model_dir, prefix) for prefix in prefixes]
     averaged = _weights(output)
     for index, value in enumerate(averaged):

@@ -5,7 +5,7 @@ import sys
 import commands
 import numpy as np
 import pytest
-from conftest import sacrebleu_cache
+from conftest import SHARED_DATA, sacrebleu_cache
 
 from seq2seq_attn.evaluation.alignment_error_rate import (
     alignment_error_rate,
@@ -167,6 +167,35 @@ def test_evaluate_cli_names_an_ensemble_and_reads_a_named_test_set(
     assert f"ensemble of {name} + {name}" in result.stdout
     metrics = json.loads((tmp_path / "eval" / "metrics.json").read_text())
     assert metrics["sentences"] == 2
+
+
+@pytest.mark.slow
+def test_evaluate_scores_the_package_s_own_test_split(
+    trained_model_dir, tmp_path
+):
+    # Scoring Multi30k's test2016 (or the Tatoeba test split) meant writing
+    # it out with load_corpus first.
+    environment = {**os.environ, "SEQ2SEQ_ATTN_DATA_DIR": str(SHARED_DATA)}
+    result = commands.run(
+        [
+            sys.executable,
+            "-m",
+            "seq2seq_attn.evaluate",
+            f"--model_dir={trained_model_dir}",
+            "--test_set=multi30k",
+            "--beam_size=1",
+            "--heatmaps=",
+            f"--output_dir={tmp_path / 'eval'}",
+        ],
+        text=True,
+        timeout=600,
+        env=environment,
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    metrics = json.loads((tmp_path / "eval" / "metrics.json").read_text())
+    assert metrics["sentences"] == 1000  # test_2016_flickr
+    hypotheses = (tmp_path / "eval" / "hypotheses.txt").read_text()
+    assert len(hypotheses.splitlines()) == 1000
 
 
 def test_named_test_sets_fail_clearly():

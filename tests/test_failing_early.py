@@ -229,9 +229,9 @@ def _train(model_dir, files, *flags):
         ),
         ("--hidden_units=10000000000", "ModelConfig: hidden_units must be at"),
         (
-            "--accumulate_batches=5000",
-            "train: accumulate_batches must be at most 1,024 (batches traced "
-            "into one training step), got 5,000",
+            "--accumulate_batches=3000000000",
+            "train: accumulate_batches must be at most 2,147,483,647 (an "
+            "int32 of the graph), got 3,000,000,000",
         ),
     ],
 )
@@ -395,6 +395,23 @@ def _unknown_tokenizer_option(copy):
     )
 
 
+def _bogus_normalization(copy):
+    # Options were checked by name only: "bogus" was accepted.
+    path = copy / "vocab" / "source" / "tokenizer.json"
+    path.write_text(
+        '{"kind": "sentencepiece", "options": {"normalization": "bogus"}}\n'
+    )
+
+
+def _case_folding_added(copy):
+    # A valid value, but not the model's: it silently changed tokenization.
+    path = copy / "vocab" / "target" / "tokenizer.json"
+    path.write_text(
+        '{"kind": "sentencepiece", "options": {"normalization": '
+        '"nmt_nfkc_cf"}}\n'
+    )
+
+
 def _swapped_vocabularies(copy):
     vocab = copy / "vocab"
     (vocab / "source").rename(vocab / "swap")
@@ -419,12 +436,30 @@ def _swapped_vocabularies(copy):
             "for a sentencepiece tokenizer",
         ),
         (
+            _bogus_normalization,
+            'vocab/source/tokenizer.json: option normalization="bogus" must '
+            'be one of "identity", "nmt_nfkc", "nmt_nfkc_cf"',
+        ),
+        (
+            _case_folding_added,
+            'vocab/target/tokenizer.json: options {"normalization": '
+            '"nmt_nfkc_cf"} are not those this model was trained with '
+            '({"normalization": "nmt_nfkc"}',
+        ),
+        (
             _swapped_vocabularies,
             "vocab/source/sentencepiece.model: not the source vocabulary this "
             "model was trained with",
         ),
     ],
-    ids=["garbage_model", "cut_model", "unknown_option", "swapped"],
+    ids=[
+        "garbage_model",
+        "cut_model",
+        "unknown_option",
+        "bogus_value",
+        "changed_option",
+        "swapped",
+    ],
 )
 def test_a_damaged_model_directory_is_one_line(
     raw_model_dir, tmp_path, damage, message

@@ -274,6 +274,41 @@ def test_empty_and_cut_logs_are_repaired_on_resume(
         assert f"error: {damaged / name}: damaged, not JSON" in result.stderr
 
 
+def test_a_checkpoint_of_another_model_is_refused_on_resume(
+    recovered_runs, text_flags, tmp_path
+):
+    import shutil
+
+    import tensorflow as tf
+
+    from seq2seq_attn.config import ModelConfig
+    from seq2seq_attn.models import build_model
+
+    model_dir = tmp_path / "another"
+    shutil.copytree(recovered_runs["validation"][0], model_dir)
+    other = build_model(
+        ModelConfig(
+            architecture="luong",
+            source_vocab_size=500,
+            target_vocab_size=500,
+            embedding_dim=16,
+            hidden_units=20,
+            score="general",
+        )
+    )
+    newest = model_dir / "checkpoints" / "ckpt-99"
+    tf.train.Checkpoint(model=other).write(str(newest))
+    before = _snapshot(model_dir / "checkpoints")
+    log = (model_dir / "train_log.tsv").read_text()
+    result = attempt(train_command(model_dir, *text_flags, "--epochs=3"))
+    assert result.returncode == 2, result.stderr[-2000:]
+    assert f"error: {newest}: a checkpoint of another model" in result.stderr
+    assert "this run does not train over it" in result.stderr
+    # Neither trained over nor rotated away.
+    assert _snapshot(model_dir / "checkpoints") == before
+    assert (model_dir / "train_log.tsv").read_text() == log
+
+
 def _snapshot(directory):
     """Every file under `directory` with its size and modification time."""
     return {

@@ -26,7 +26,8 @@ def _batch(rng, rows, width, vocab):
     return (source, tf.pad(target_input, pad)), tf.pad(target_output, pad)
 
 
-def _updated_weights(batches, accumulate, architecture):
+def _train_step(accumulate, architecture):
+    """A model and its train step of `accumulate` batches per update."""
     keras.utils.set_random_seed(5)
     model = build_model(
         ModelConfig(
@@ -51,7 +52,15 @@ def _updated_weights(batches, accumulate, architecture):
         step,
         accumulate_batches=accumulate,
     )
-    loss, tokens, _ = train_step(iter(batches))
+    return model, train_step, step
+
+
+def _updated_weights(batches, accumulate, architecture):
+    model, train_step, step = _train_step(accumulate, architecture)
+    dataset = tf.data.Dataset.from_tensors(batches[0])
+    for batch in batches[1:]:
+        dataset = dataset.concatenate(tf.data.Dataset.from_tensors(batch))
+    loss, tokens, _ = train_step(iter(dataset))
     assert int(step.numpy()) == 1
     return [v.numpy() for v in model.trainable_variables], float(loss), tokens
 
@@ -77,4 +86,31 @@ def test_k_accumulated_batches_update_as_one_batch_k_times_larger(
     assert any(
         not np.allclose(a, b, atol=1e-6)
         for a, b in zip(alone, large, strict=True)
+    )
+
+
+def _graph_size(function):
+    """The nodes of a concrete function's graph and of its functions (a
+    loop's body is one)."""
+    graph = function.graph.as_graph_def()
+    return len(graph.node) + sum(
+        len(f.node_def) for f in graph.library.function
+    )
+
+
+def test_the_graph_of_a_step_does_not_grow_with_the_batches_it_adds_up(rng):
+    # The k batches were traced into the step one after another: its graph,
+    # and the memory of running it, grew with k.
+    dataset = tf.data.Dataset.from_tensors(_batch(rng, 3, 7, 30)).repeat()
+    sizes = {}
+    for k in (2, 16):
+        _, train_step, step = _train_step(k, "rnnsearch")
+        sizes[k] = _graph_size(train_step.get_concrete_function(iter(dataset)))
+        _, tokens, _ = train_step(iter(dataset))
+        assert int(step.numpy()) == 1
+    assert sizes[16] == sizes[2]
+    # One batch's tokens, k times over.
+    first = next(iter(dataset))[1]
+    assert float(tokens) == 16 * float(
+        tf.reduce_sum(tf.cast(first != 0, tf.float32))
     )

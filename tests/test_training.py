@@ -427,6 +427,46 @@ def test_weight_average_is_validated_and_kept_as_best(
     # checkpoint, which resumes, the weights themselves.
     assert averages and all(holds(best, a) for a in averages)
     assert not all(holds(trained, a) for a in averages)
+    if strategy:
+        return
+    # `average` of such a run means the moving averages, and says so (it
+    # averaged the raw weights without a word).
+    output = tmp_path / "mean"
+    result = succeed(
+        [
+            sys.executable,
+            "-m",
+            "seq2seq_attn.average",
+            f"--model_dir={model_dir}",
+            "--last=2",
+            f"--output_dir={output}",
+        ]
+    )
+    assert "averaged the moving averages (--ema_decay=0.9) of 2" in (
+        result.stdout
+    )
+    checkpoints = sorted(
+        (model_dir / "checkpoints").glob("ckpt-*.index"),
+        key=lambda path: int(path.stem.split("-")[1]),
+    )[-2:]
+    readers = [
+        tf.train.load_checkpoint(str(p.with_suffix(""))) for p in checkpoints
+    ]
+    names = [
+        n
+        for n in reader.get_variable_to_shape_map()
+        if n.startswith("weight_average/")
+    ]
+    mean = [
+        (r0 + r1) / 2
+        for r0, r1 in (
+            (readers[0].get_tensor(n), readers[1].get_tensor(n)) for n in names
+        )
+    ]
+    written = _checkpoint_weights(output / "best")
+    assert all(holds(written, m) for m in mean)
+    metrics = json.loads((output / "best" / "metrics.json").read_text())
+    assert metrics["weights"] == "the moving averages (--ema_decay=0.9)"
 
 
 @pytest.mark.both_ends

@@ -212,19 +212,44 @@ def test_unknown_precision_is_named(trained_model_dir):
         load_translator([trained_model_dir], precision="int8")
 
 
-def test_a_checkpoint_missing_weights_is_named(trained_model_dir, tmp_path):
-    import tensorflow as tf
-
+def test_a_checkpoint_of_another_model_is_named_and_skipped(
+    trained_model_dir, tmp_path, capfd
+):
+    from seq2seq_attn.config import ModelConfig
     from seq2seq_attn.model_dir import load_trained
+    from seq2seq_attn.models import build_model
+    from seq2seq_attn.training.checkpoints import DamagedCheckpointError
 
     copy = tmp_path / "model"
     shutil.copytree(trained_model_dir, copy)
     shutil.rmtree(copy / "best")
+    # best/ missing every weight, and as the newest training checkpoint one
+    # of a model of other sizes: it ended in "Received incompatible tensor"
+    # without its name, after a hundred TensorFlow warnings.
     hollow = tf.train.Checkpoint(model=tf.Module(), step=tf.Variable(7))
     tf.train.CheckpointManager(hollow, str(copy / "best"), 1).save()
-    with pytest.raises(ValueError, match="does not hold every weight"):
-        load_trained(copy)
-    load_trained(copy, checkpoint="latest")  # the training checkpoints do
+    other = build_model(
+        ModelConfig(
+            source_vocab_size=404, target_vocab_size=404, hidden_units=8
+        )
+    )
+    tf.train.Checkpoint(model=other).write(
+        str(copy / "checkpoints" / "ckpt-999")
+    )
+    capfd.readouterr()
+    run, model, _, _ = load_trained(copy)
+    stderr = capfd.readouterr().err
+    assert f"warning: {copy}/best/ckpt-1: a checkpoint of another model" in (
+        stderr
+    )
+    assert f"warning: {copy}/checkpoints/ckpt-999: a checkpoint of another" in (
+        stderr
+    )
+    assert "using " in stderr and "WARNING" not in stderr, stderr
+    assert len(stderr.splitlines()) == 3
+    # Named where it is the only one asked for.
+    with pytest.raises(DamagedCheckpointError, match="ckpt-999: a checkpoint"):
+        load_trained(copy, checkpoint=str(copy / "checkpoints" / "ckpt-999"))
 
 
 def test_long_inputs_are_cut_by_default_and_the_cut_is_said(

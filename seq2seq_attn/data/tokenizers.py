@@ -16,7 +16,6 @@ tables are built from the vocabulary files once read; the files are held as
 
 import collections
 import hashlib
-import inspect
 import io
 import itertools
 import json
@@ -108,6 +107,8 @@ class Tokenizer(tf.Module):
     """What the three tokenizers share; see the module docstring."""
 
     kind = None
+    # The values each option of `tokenizer.json` may take.
+    OPTION_VALUES = {}
 
     def __init__(self, directory, options):
         super().__init__(name=f"{self.kind}_tokenizer")
@@ -220,6 +221,7 @@ class VocabularyFileTokenizer(Tokenizer):
     reserved tokens first, id = line number) and a lowercasing option."""
 
     VOCAB_FILE = None
+    OPTION_VALUES = {"lowercase": (False, True)}
 
     def __init__(self, directory, lowercase=False):
         super().__init__(directory, {"lowercase": lowercase})
@@ -265,6 +267,10 @@ class WordTokenizer(VocabularyFileTokenizer):
 
     kind = "word"
     VOCAB_FILE = "vocab.txt"
+    OPTION_VALUES = {
+        "lowercase": (False, True),
+        "split_punctuation": (False, True),
+    }
 
     def __init__(self, directory, lowercase=False, split_punctuation=False):
         super().__init__(directory, lowercase)
@@ -447,6 +453,7 @@ class SentencePieceTokenizer(Tokenizer):
 
     kind = "sentencepiece"
     MODEL_FILE = "sentencepiece.model"
+    OPTION_VALUES = {"normalization": ("identity", "nmt_nfkc", "nmt_nfkc_cf")}
 
     def __init__(self, directory, normalization="identity"):
         super().__init__(directory, {"normalization": normalization})
@@ -541,13 +548,24 @@ def load_tokenizer(directory):
     if kind not in TOKENIZERS:
         raise ValueError(f"{config_path}: unknown tokenizer kind {kind!r}")
     options = config.get("options", {})
-    known = set(inspect.signature(TOKENIZERS[kind]).parameters) - {"directory"}
-    unknown = sorted(set(options) - known) if isinstance(options, dict) else 0
+    allowed = TOKENIZERS[kind].OPTION_VALUES
+    unknown = (
+        sorted(set(options) - set(allowed)) if isinstance(options, dict) else 0
+    )
     if unknown or not isinstance(options, dict):
         raise ValueError(
             f"{config_path}: unknown option(s) {unknown or options!r} for a "
-            f"{kind} tokenizer (it takes {sorted(known)})"
+            f"{kind} tokenizer (it takes {sorted(allowed)})"
         )
+    for name, value in options.items():
+        # `type` too: JSON's 1 is not true here.
+        if not any(
+            type(value) is type(v) and value == v for v in allowed[name]
+        ):
+            raise ValueError(
+                f"{config_path}: option {name}={json.dumps(value)} must be "
+                f"one of {', '.join(json.dumps(v) for v in allowed[name])}"
+            )
     return TOKENIZERS[kind](directory, **options)
 
 

@@ -19,12 +19,16 @@ from seq2seq_attn.training.checkpoints import (
     checkpoint_step,
 )
 from seq2seq_attn.training.layout import ModelDir
+from seq2seq_attn.training.weight_average import WeightAverage
 
 
 def average_checkpoints(model_dir, output_dir, last=5, log=print):
     """Writes the mean of the trainable weights of the newest `last`
     training checkpoints of `model_dir` (its other weights, such as
-    dropout's random state, from the newest) to `output_dir`: the run's
+    dropout's random state, from the newest) to `output_dir`; of a run
+    trained with `ema_decay`, the mean of their moving averages, the
+    weights that its validation, `best/` and export use (and it says so).
+    Written: the run's
     config, vocabularies and flags, and the average as its `best/`
     checkpoint, which `load_translator(output_dir)` reads. The folder
     appears whole (`folders.written_whole`) or not at all.
@@ -54,25 +58,36 @@ def average_checkpoints(model_dir, output_dir, last=5, log=print):
             f"(--keep_checkpoints), not {last}: averaging those"
         )
     model = build_model(run.model)
-    average = _mean_weights(model, prefixes)
+    average = _mean_weights(model, prefixes, run.train.ema_decay)
     for variable, value in zip(model.trainable_variables, average, strict=True):
         variable.assign(value)
     step = checkpoint_step(prefixes[0])
+    weights = (
+        f"the moving averages (--ema_decay={run.train.ema_decay:g})"
+        if run.train.ema_decay
+        else "the weights"
+    )
     with written_whole(target.path) as partial:
-        _write(source, ModelDir(partial), run, model, step, prefixes)
+        _write(source, ModelDir(partial), run, model, step, prefixes, weights)
     log(
-        f"averaged {len(prefixes)} checkpoint(s) of {source.path} (steps "
+        f"averaged {weights} of {len(prefixes)} checkpoint(s) of "
+        f"{source.path} (steps "
         f"{', '.join(str(checkpoint_step(p)) for p in prefixes)}) into "
         f"{target.path}"
     )
     return prefixes
 
 
-def _mean_weights(model, prefixes):
+def _mean_weights(model, prefixes, ema_decay=0.0):
     """The mean of `model`'s trainable weights over `prefixes` (float64
-    sums); the model keeps the newest checkpoint's weights."""
-    checkpoint = tf.train.Checkpoint(model=model)
+    sums), or with `ema_decay` of their `WeightAverage`s; the model keeps
+    the newest checkpoint's weights."""
     variables = model.trainable_variables
+    checkpoint = tf.train.Checkpoint(model=model)
+    if ema_decay:
+        average = WeightAverage(variables, ema_decay)
+        checkpoint = tf.train.Checkpoint(model=model, weight_average=average)
+        variables = average.averages
     total = [np.zeros(v.shape, np.float64) for v in variables]
     for prefix in reversed(prefixes):  # the newest last: it stays loaded
         try:
@@ -89,7 +104,7 @@ def _mean_weights(model, prefixes):
     ]
 
 
-def _write(source, target, run, model, step, prefixes):
+def _write(source, target, run, model, step, prefixes, weights):
     shutil.copytree(source.vocab, target.vocab)
     if source.flags.is_file():
         shutil.copyfile(source.flags, target.flags)
@@ -103,7 +118,11 @@ def _write(source, target, run, model, step, prefixes):
         checkpoint_name="ckpt",
     )
     manager.save(checkpoint_number=step)
-    metrics = {"averaged": [str(p) for p in prefixes], "step": step}
+    metrics = {
+        "averaged": [str(p) for p in prefixes],
+        "weights": weights,
+        "step": step,
+    }
     (target.best / "metrics.json").write_text(
         json.dumps(metrics, indent=2) + "\n"
     )

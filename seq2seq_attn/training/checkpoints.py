@@ -8,6 +8,8 @@ merged), and a disk that fills up or a copy that stops early leaves files
 cut short. Neither must cost a run more than the checkpoints it damaged.
 """
 
+import contextlib
+import gc
 import pathlib
 import re
 import shutil
@@ -24,6 +26,17 @@ READ_ERRORS = (tf.errors.OpError, IndexError)
 
 class DamagedCheckpointError(ValueError):
     """No intact checkpoint could be read."""
+
+
+class CheckpointMismatchError(ValueError):
+    """A checkpoint that reads, but is not of the model restored into it
+    (another architecture or size): `prefix` names it."""
+
+    def __init__(self, prefix, error):
+        super().__init__(
+            f"{prefix}: a checkpoint of another model ({_first_line(error)})"
+        )
+        self.prefix = prefix
 
 
 def checkpoint_prefixes(directory):
@@ -69,45 +82,79 @@ def _first_line(error):
     return message.strip().splitlines()[0] if message.strip() else repr(error)
 
 
-def restore_newest_intact(checkpoint, prefixes, log=print, partial=False):
+def restore_newest_intact(
+    checkpoint, prefixes, log=print, partial=False, skip_others=False
+):
     """Restores `checkpoint` (a `tf.train.Checkpoint`) from the first of
     `prefixes` that reads, saying in one line each which were damaged.
 
     Args:
         checkpoint: what to restore into.
         prefixes: candidates, the preferred first.
-        log: where the lines about damaged checkpoints go.
+        log: where the lines about skipped checkpoints go.
         partial: the checkpoint may hold more than `checkpoint` (a training
             checkpoint read for its model only); every object of
             `checkpoint` must still be in it.
+        skip_others: a checkpoint of another model (another architecture
+            or size) is skipped with a warning, as a damaged one is;
+            otherwise it is a `CheckpointMismatchError`.
 
     Returns:
         The prefix restored, or None if `prefixes` is empty.
 
     Raises:
-        DamagedCheckpointError: if every candidate is damaged.
+        DamagedCheckpointError: if every candidate is damaged (or, with
+            `skip_others`, of another model).
+        CheckpointMismatchError: the newest that reads is of another model
+            (without `skip_others`).
     """
-    damaged = []
+    skipped, others = [], 0
     for prefix in prefixes:
         try:
-            status = checkpoint.restore(prefix)
+            with _tensorflow_warnings_held_back():
+                status = checkpoint.restore(prefix)
+                if partial:
+                    status.expect_partial().assert_existing_objects_matched()
+                else:
+                    status.assert_consumed()
         except READ_ERRORS as error:
             found = damage(prefix) or f"{prefix}: {_first_line(error)}"
-            damaged.append(found)
+            skipped.append(found)
             log(f"warning: damaged checkpoint {found}; trying an older one")
             continue
-        if partial:
-            status.expect_partial().assert_existing_objects_matched()
-        else:
-            status.assert_consumed()
-        if damaged:
+        except (ValueError, AssertionError) as error:
+            mismatch = CheckpointMismatchError(prefix, error)
+            if not skip_others:
+                raise mismatch from None
+            skipped.append(str(mismatch))
+            others += 1
+            log(f"warning: {mismatch}; trying an older one")
+            continue
+        if skipped:
             log(f"using {prefix}, the newest intact checkpoint")
         return prefix
-    if damaged:
+    if skipped:
+        what = "of another model or damaged" if others else "damaged"
         raise DamagedCheckpointError(
-            "every checkpoint is damaged: " + "; ".join(damaged)
+            f"every checkpoint is {what}: " + "; ".join(skipped)
         )
     return None
+
+
+@contextlib.contextmanager
+def _tensorflow_warnings_held_back():
+    """TensorFlow's logger at ERROR within, and the objects of a failed
+    restore collected before it is set back: their deletion warns of every
+    value not restored (a hundred lines for a checkpoint of another
+    model)."""
+    logger = tf.get_logger()
+    level = logger.level
+    logger.setLevel("ERROR")
+    try:
+        yield
+    finally:
+        gc.collect()
+        logger.setLevel(level)
 
 
 def remove_partial_writes(directory):
@@ -130,7 +177,9 @@ def restore_training_state(checkpoint, state, directory, log=print):
 
     Raises:
         DamagedCheckpointError: no checkpoint of `directory` reads.
-        ValueError: the checkpoints are of another model.
+        ValueError: the newest checkpoint that reads is of another model:
+            named, and refused (the run neither trains over it nor rotates
+            it away).
     """
     prefixes, lines = checkpoint_prefixes(directory), []
     try:
@@ -146,7 +195,7 @@ def restore_training_state(checkpoint, state, directory, log=print):
                 log=lambda line: None,
                 partial=True,
             )
-        except (DamagedCheckpointError, AssertionError):
+        except (DamagedCheckpointError, CheckpointMismatchError):
             for line in lines:
                 log(line)
             raise error from None
@@ -156,11 +205,12 @@ def restore_training_state(checkpoint, state, directory, log=print):
             "its model and optimizer with the training pairs in a new order"
         )
         return prefix
-    except AssertionError as error:
+    except CheckpointMismatchError as error:
         raise ValueError(
-            f"the checkpoints in {directory} do not match this model: "
-            f"{str(error).splitlines()[0]}"
-        ) from error
+            f"{error}: this run does not train over it; move it out of "
+            f"{directory} to resume from an older checkpoint, or train into "
+            "another --model_dir"
+        ) from None
 
 
 class TrainingCheckpoints:

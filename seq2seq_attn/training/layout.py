@@ -49,10 +49,16 @@ class ModelDir:
 
     def write_vocab_checksums(self, source_tokenizer, target_tokenizer):
         """Records each side's vocabulary sha256 (`vocab/checksums.json`),
-        which loading checks."""
+        and under "options" each side's `tokenizer.json` options, which
+        loading checks."""
         checksums = {
             "source": source_tokenizer.fingerprint(),
             "target": target_tokenizer.fingerprint(),
+            # Plain dicts: a tf.Module wraps the ones it holds.
+            "options": {
+                "source": dict(source_tokenizer.options),
+                "target": dict(target_tokenizer.options),
+            },
         }
         write_atomically(
             self.vocab_checksums, json.dumps(checksums, indent=2) + "\n"
@@ -63,7 +69,9 @@ class ModelDir:
         files are not those the model was trained with (a model directory
         written before `vocab/checksums.json` has none, and is not
         checked), naming the file: source and target swapped, or a
-        vocabulary rebuilt in place."""
+        vocabulary rebuilt in place; and options of `tokenizer.json` that
+        are not those recorded (where they are: a directory written before
+        they were has none)."""
         if not self.vocab_checksums.is_file():
             return
         try:
@@ -73,6 +81,15 @@ class ModelDir:
                 f"{self.vocab_checksums}: damaged ({error})"
             ) from None
         for side, tokenizer in tokenizers.items():
+            options = recorded.get("options", {}).get(side)
+            found = dict(tokenizer.options)
+            if options is not None and options != found:
+                raise ValueError(
+                    f"{tokenizer.directory / 'tokenizer.json'}: options "
+                    f"{json.dumps(found)} are not those this model "
+                    f"was trained with ({json.dumps(options)}, recorded in "
+                    f"{self.vocab_checksums})"
+                )
             found = tokenizer.fingerprint()
             if found == recorded.get(side):
                 continue
