@@ -102,13 +102,12 @@ def load_trained(model_dir, checkpoint="best", precision="float32"):
             skip_others=True,
         )
     except DamagedCheckpointError as error:
-        if run.model.architecture != "luong" or "another model" not in str(
-            error
-        ):
+        if run.model.architecture != "luong" or not error.of_another_model:
             raise
         raise DamagedCheckpointError(
             f"{error} (a Luong checkpoint written before StackedLSTM stored "
-            "its weights as attributes lacks the LSTM weights)"
+            "its weights as attributes lacks the LSTM weights)",
+            of_another_model=True,
         ) from None
     return run, model, source, target
 

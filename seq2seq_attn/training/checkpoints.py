@@ -8,8 +8,6 @@ merged), and a disk that fills up or a copy that stops early leaves files
 cut short. Neither must cost a run more than the checkpoints it damaged.
 """
 
-import contextlib
-import gc
 import pathlib
 import re
 import shutil
@@ -25,7 +23,12 @@ READ_ERRORS = (tf.errors.OpError, IndexError)
 
 
 class DamagedCheckpointError(ValueError):
-    """No intact checkpoint could be read."""
+    """No intact checkpoint could be read; `of_another_model` says whether
+    some of those tried are of another model rather than damaged."""
+
+    def __init__(self, message, of_another_model=False):
+        super().__init__(message)
+        self.of_another_model = of_another_model
 
 
 class CheckpointMismatchError(ValueError):
@@ -111,12 +114,11 @@ def restore_newest_intact(
     skipped, others = [], 0
     for prefix in prefixes:
         try:
-            with _tensorflow_warnings_held_back():
-                status = checkpoint.restore(prefix)
-                if partial:
-                    status.expect_partial().assert_existing_objects_matched()
-                else:
-                    status.assert_consumed()
+            status = checkpoint.restore(prefix)
+            if partial:
+                status.expect_partial().assert_existing_objects_matched()
+            else:
+                status.assert_consumed()
         except READ_ERRORS as error:
             found = damage(prefix) or f"{prefix}: {_first_line(error)}"
             skipped.append(found)
@@ -136,25 +138,10 @@ def restore_newest_intact(
     if skipped:
         what = "of another model or damaged" if others else "damaged"
         raise DamagedCheckpointError(
-            f"every checkpoint is {what}: " + "; ".join(skipped)
+            f"every checkpoint is {what}: " + "; ".join(skipped),
+            of_another_model=bool(others),
         )
     return None
-
-
-@contextlib.contextmanager
-def _tensorflow_warnings_held_back():
-    """TensorFlow's logger at ERROR within, and the objects of a failed
-    restore collected before it is set back: their deletion warns of every
-    value not restored (a hundred lines for a checkpoint of another
-    model)."""
-    logger = tf.get_logger()
-    level = logger.level
-    logger.setLevel("ERROR")
-    try:
-        yield
-    finally:
-        gc.collect()
-        logger.setLevel(level)
 
 
 def remove_partial_writes(directory):

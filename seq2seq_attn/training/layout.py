@@ -74,21 +74,15 @@ class ModelDir:
         they were has none)."""
         if not self.vocab_checksums.is_file():
             return
-        try:
-            recorded = json.loads(self.vocab_checksums.read_text())
-        except (UnicodeDecodeError, json.JSONDecodeError) as error:
-            raise ValueError(
-                f"{self.vocab_checksums}: damaged ({error})"
-            ) from None
+        recorded = read_json(self.vocab_checksums)
         for side, tokenizer in tokenizers.items():
             options = recorded.get("options", {}).get(side)
-            found = dict(tokenizer.options)
-            if options is not None and options != found:
+            if options is not None and options != dict(tokenizer.options):
                 raise ValueError(
                     f"{tokenizer.directory / 'tokenizer.json'}: options "
-                    f"{json.dumps(found)} are not those this model "
-                    f"was trained with ({json.dumps(options)}, recorded in "
-                    f"{self.vocab_checksums})"
+                    f"{json.dumps(dict(tokenizer.options))} are not those "
+                    f"this model was trained with ({json.dumps(options)}, "
+                    f"recorded in {self.vocab_checksums})"
                 )
             found = tokenizer.fingerprint()
             if found == recorded.get(side):

@@ -111,10 +111,12 @@ def truncate_log(path, header, step_column, last_step):
     columns = header.count("\t") + 1
     kept, damaged = [], 0
     for row in rows:
+        if not row.endswith("\n"):
+            continue  # the last row, cut short by a kill: past the step
         step = _row_step(row, step_column, columns)
-        if step is None and row.endswith("\n"):
+        if step is None:
             damaged += 1
-        elif step is not None and step <= last_step and row.endswith("\n"):
+        elif step <= last_step:
             kept.append(row)
     if not has_header or len(kept) != len(rows):
         write_atomically(path, header + "".join(kept))

@@ -25,9 +25,7 @@ from seq2seq_attn.training.checkpoints import (
     TrainingCheckpoints,
     training_state,
 )
-from seq2seq_attn.training.divergence import (
-    DivergenceGuard,
-)
+from seq2seq_attn.training.divergence import DivergenceGuard
 from seq2seq_attn.training.interruption import StopAtStep, TrainingInterrupted
 from seq2seq_attn.training.layout import ModelDir
 from seq2seq_attn.training.losses import training_loss
@@ -59,10 +57,7 @@ from seq2seq_attn.training.strategy import (
     shard_index,
     worker_index,
 )
-from seq2seq_attn.training.validation import (
-    Validation,
-    validation_due,
-)
+from seq2seq_attn.training.validation import Validation, validation_due
 from seq2seq_attn.training.weight_average import averaged_in
 
 
