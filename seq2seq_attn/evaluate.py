@@ -32,8 +32,9 @@ flags.DEFINE_string(
     None,
     "A named test set instead of --src/--ref: the package's own corpora's "
     "(multi30k: Multi30k's test2016, in the model's variant; anki: the "
-    "Tatoeba test split), or a sacreBLEU one, e.g. wmt14 (newstest2014), "
-    "downloaded once into ~/.sacrebleu ($SACREBLEU).",
+    "Tatoeba test split), or a sacreBLEU one, e.g. wmt14 (newstest2014) or "
+    "multi30k/2017 and multi30k/2018 (Multi30k's later Flickr test sets, raw "
+    "text), downloaded once into ~/.sacrebleu ($SACREBLEU).",
 )
 flags.DEFINE_string(
     "langpair",

@@ -198,10 +198,30 @@ def test_evaluate_scores_the_package_s_own_test_split(
     assert len(hypotheses.splitlines()) == 1000
 
 
+def test_multi30k_s_later_test_sets_are_named_test_sets(tmp_path, monkeypatch):
+    # What the README offers beside the package's own test2016: the 2017
+    # and 2018 Flickr sets of sacreBLEU's registry, as they would be after
+    # its download (two lines standing in).
+    from sacrebleu.dataset import DATASETS
+
+    from seq2seq_attn.data.wmt_sets import named_test_set
+
+    for name in ("multi30k/2017", "multi30k/2018"):
+        lines = [f"{name} source {i}" for i in range(2)]
+        references = [f"{name} reference {i}" for i in range(2)]
+        outdir = sacrebleu_cache(tmp_path, name, "en-de", lines, references)
+        monkeypatch.setattr(DATASETS[name], "_outdir", str(outdir))
+        source, reference = named_test_set(name, "en-de")
+        assert open(source).read().splitlines() == lines
+        assert open(reference).read().splitlines() == references
+
+
 def test_named_test_sets_fail_clearly():
     from seq2seq_attn.data.wmt_sets import named_test_set
 
-    with pytest.raises(ValueError, match="no test set 'wmt99'.*wmt14"):
+    with pytest.raises(
+        ValueError, match="no test set 'wmt99'.*multi30k/2018.*wmt14"
+    ):
         named_test_set("wmt99", "en-de")
     with pytest.raises(ValueError, match="wmt14 has no language pair 'en-xx'"):
         named_test_set("wmt14", "en-xx")

@@ -8,7 +8,8 @@ without looking for files.
 sacreBLEU downloads a set once into `~/.sacrebleu` (or `$SACREBLEU`) and
 reads it from there afterwards. "wmt14" is the official newstest2014 (for
 English-German the filtered 2,737 sentences that Luong et al. report on;
-"wmt14/full" is all 3,003).
+"wmt14/full" is all 3,003). Multi30k's later test sets are there too, as
+raw text: "multi30k/2017" (Flickr 2017) and "multi30k/2018" (Flickr 2018).
 """
 
 
@@ -23,9 +24,12 @@ def named_test_set(name, langpair):
     from sacrebleu.dataset import DATASETS
 
     if name not in DATASETS:
-        known = ", ".join(sorted(k for k in DATASETS if k.startswith("wmt")))
+        known = ", ".join(
+            sorted(k for k in DATASETS if k.startswith(("wmt", "multi30k")))
+        )
         raise ValueError(
-            f"sacreBLEU has no test set {name!r}; its WMT sets: {known}"
+            f"sacreBLEU has no test set {name!r}; its WMT and Multi30k sets: "
+            f"{known}"
         )
     dataset = DATASETS[name]
     if langpair not in dataset.langpairs:
