@@ -13,6 +13,7 @@ import time
 
 import pytest
 from tiny_training import (
+    NO_VALIDATION,
     ROOT,
     attempt,
     command_env,
@@ -142,7 +143,7 @@ def test_ctrl_c_says_where_to_resume_and_the_resumed_bar_counts_on(
     # Ctrl-C printed a 58-line traceback; the resumed run's bar said 26/26
     # after the steps that were left.
     model_dir = tmp_path / "interrupted"
-    command = train_command(model_dir, *text_flags, "--epochs=2")
+    command = train_command(model_dir, *text_flags, *NO_VALIDATION)
     process = _training_until(command, model_dir, 15, stderr=subprocess.PIPE)
     process.send_signal(signal.SIGINT)
     _, stderr = process.communicate(timeout=120)
@@ -326,7 +327,8 @@ def test_a_second_trainer_is_refused_and_a_killed_one_leaves_no_lock(
     text_flags, tmp_path
 ):
     model_dir = tmp_path / "one_writer"
-    first = _training_until(train_command(model_dir, *text_flags), model_dir, 5)
+    command = train_command(model_dir, *text_flags, *NO_VALIDATION)
+    first = _training_until(command, model_dir, 5)
     try:
         # Stopped, so that only the second process could change the files.
         first.send_signal(signal.SIGSTOP)
@@ -337,7 +339,7 @@ def test_a_second_trainer_is_refused_and_a_killed_one_leaves_no_lock(
             for k, v in command_env().items()
             if k != "TF_CPP_MIN_LOG_LEVEL"
         }
-        second = attempt(train_command(model_dir, *text_flags), quiet, 300)
+        second = attempt(command, quiet, 300)
         assert _snapshot(model_dir) == before
     finally:
         first.kill()
@@ -352,7 +354,7 @@ def test_a_second_trainer_is_refused_and_a_killed_one_leaves_no_lock(
         "it and run this command again to resume"
     ], second.stderr
     # kill -9 left no stale lock: the same command resumes at once.
-    resumed = succeed(train_command(model_dir, *text_flags))
+    resumed = succeed(command)
     assert "resuming from" in resumed.stdout
     assert "done: step 26" in resumed.stdout
 
@@ -421,12 +423,15 @@ def test_resume_applies_what_may_change_and_names_what_may_not(
             *adam,
             "--learning_rate=0.001",
             "--max_steps=6",
+            *NO_VALIDATION,
         )
     )
 
     def resume(*flags):
         return attempt(
-            train_command(model_dir, *text_flags, *adam, *flags),
+            train_command(
+                model_dir, *text_flags, *adam, *flags, *NO_VALIDATION
+            ),
         )
 
     # A new learning rate takes effect (and diverges: Adam at 1e8), is

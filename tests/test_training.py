@@ -10,6 +10,7 @@ import sys
 import numpy as np
 import pytest
 from tiny_training import (
+    NO_VALIDATION,
     ROOT,
     attempt,
     command_env,
@@ -25,7 +26,8 @@ from tiny_training import (
 def test_mirrored_on_two_cpu_devices(text_flags, tmp_path):
     # Without dropout, whose masks each replica draws for its own share
     # of the batch (and, skipping the padding, in its own length order).
-    no_dropout = ("--epochs=1", "--dropout=0")
+    # A mirrored run's validation is the next test's.
+    no_dropout = ("--epochs=1", "--dropout=0", *NO_VALIDATION)
     model_dir = tmp_path / "mirrored"
     result = succeed(
         train_command(
@@ -66,7 +68,7 @@ def test_accumulated_batches_count_updates_also_when_mirrored(
     assert validation_rows(model_dir) == [["1", "6"]]
     # The same updates on one replica.
     default = tmp_path / "default_accumulated"
-    succeed(train_command(default, *flags))
+    succeed(train_command(default, *flags, *NO_VALIDATION))
     reference = logged_losses(default)
     for step, loss in logged_losses(model_dir).items():
         np.testing.assert_allclose(loss, reference[step], rtol=1e-4)
@@ -213,7 +215,7 @@ def test_jit_compile_trains_like_the_graph_step(text_flags, tmp_path):
     # XLA compiles the forward and backward passes once per bucket shape;
     # on the same batches from the same initialisation, the losses follow
     # those of the ordinary graph step (XLA may fuse and reorder float ops).
-    flags = [*text_flags, "--bucket_width=8", "--max_steps=12"]
+    flags = [*text_flags, "--bucket_width=8", "--max_steps=12", *NO_VALIDATION]
     succeed(train_command(tmp_path / "graph", *flags, "--dropout=0"))
     succeed(
         train_command(tmp_path / "xla", *flags, "--dropout=0", "--jit_compile")
@@ -248,7 +250,11 @@ def test_bad_data_leaves_no_model_directory(text_flags, tmp_path):
     assert not (tmp_path / "empty").exists()
     # The same directory then trains on good data (no 4-entry vocabulary
     # left behind to refuse it).
-    succeed(train_command(tmp_path / "empty", *text_flags, "--max_steps=2"))
+    succeed(
+        train_command(
+            tmp_path / "empty", *text_flags, "--max_steps=2", *NO_VALIDATION
+        )
+    )
 
     result = attempt(
         [
@@ -306,7 +312,7 @@ def test_a_joint_vocabulary_trains_all_tied_weights_and_translates(
     assert source == target
     assert {"a", "ein", "man", "mann"} <= set(source)
     model_dir = tmp_path / "tied"
-    tied = ["--tie_embeddings=all", "--max_steps=2"]
+    tied = ["--tie_embeddings=all", "--max_steps=2", *NO_VALIDATION]
     succeed(
         train_command(model_dir, *text_flags, f"--vocab_dir={vocab}", *tied)
     )
