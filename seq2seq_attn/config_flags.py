@@ -49,11 +49,12 @@ _DEFINE = {
 }
 
 
-def define_config_flags(sections, module, skip=None, only=None):
+def define_config_flags(sections, module, skip=None, only=None, choices=None):
     """Defines one absl flag per field of each config class of `sections`
     (`{section: class}`), but the fields `skip[section]` names, or only
     those `only[section]` names, as flags of the command `module` (its
-    `__name__`: `--help` lists them); returns `{flag name: section}`."""
+    `__name__`: `--help` lists them); a field `choices` names takes one of
+    its values (an enum flag). Returns `{flag name: section}`."""
     # absl names the flags of the module run as a script after its path.
     module = sys.argv[0] if module == "__main__" else module
     defined = {}
@@ -66,8 +67,17 @@ def define_config_flags(sections, module, skip=None, only=None):
             if only is not None and field.name not in only.get(section, ()):
                 continue
             help_text = docs.get(field.name, f"{kind.__name__}.{field.name}")
-            define = _DEFINE[_kind(hints[field.name])]
-            define(field.name, field.default, help_text, module_name=module)
+            if field.name in (choices or {}):
+                flags.DEFINE_enum(
+                    field.name,
+                    field.default,
+                    list(choices[field.name]),
+                    help_text,
+                    module_name=module,
+                )
+            else:
+                define = _DEFINE[_kind(hints[field.name])]
+                define(field.name, field.default, help_text, module_name=module)
             defined[field.name] = section
     return defined
 

@@ -23,6 +23,7 @@ import sys
 from absl import app, flags, logging
 
 from seq2seq_attn import cli, search_flags, translator_flags
+from seq2seq_attn.config.run import DataConfig, bleu_tokenizers
 
 FLAGS = flags.FLAGS
 flags.DEFINE_string("src", None, "Source sentences, one per line (.gz too).")
@@ -46,9 +47,12 @@ flags.DEFINE_string(
 )
 flags.DEFINE_enum(
     "bleu_tokenize",
-    "13a",
-    ["13a", "none", "intl", "char"],
-    "sacreBLEU tokenizer.",
+    DataConfig.bleu_tokenize,
+    list(bleu_tokenizers()),
+    "sacreBLEU's tokenizer (the choices of the train command's "
+    "--bleu_tokenize): 13a (the standard signature, detokenised output "
+    "against raw references), none (the Multi30k convention on tok/ text), "
+    "or another of sacreBLEU's.",
 )
 flags.DEFINE_list(
     "length_edges", ["10", "20", "30", "40", "50"], "Bucket edges."

@@ -11,49 +11,16 @@ from absl import flags
 
 from seq2seq_attn.config.scoring import LENGTH_PENALTIES, Scoring
 from seq2seq_attn.config.search import COMMAND_DEFAULTS, SearchConfig
+from seq2seq_attn.config_flags import define_config_flags
 
 FLAGS = flags.FLAGS
-_SEARCH = SearchConfig()
-_SCORING = Scoring()
-flags.DEFINE_integer("beam_size", _SEARCH.beam_size, "Beam width; 1: greedy.")
-flags.DEFINE_integer(
-    "nbest", _SEARCH.nbest, "Hypotheses per sentence (<= beam_size)."
-)
-flags.DEFINE_enum(
-    "length_penalty",
-    _SCORING.length_penalty,
-    list(LENGTH_PENALTIES),
-    "Length scoring.",
-)
-flags.DEFINE_float("alpha", _SCORING.alpha, "Length penalty exponent.")
-flags.DEFINE_float("beta", _SCORING.beta, "Coverage penalty weight (GNMT).")
-flags.DEFINE_float(
-    "max_length_a", _SEARCH.max_length_a, "Output limit: a * |x| + b tokens."
-)
-flags.DEFINE_float(
-    "max_length_b", _SEARCH.max_length_b, "Output limit: a * |x| + b tokens."
-)
-flags.DEFINE_integer(
-    "no_repeat_ngram_size",
-    _SEARCH.no_repeat_ngram_size,
-    "Never write a token that repeats an n-gram of the same output "
-    "(n > 0; 0: off).",
-)
-flags.DEFINE_integer(
-    "max_input_tokens",
-    _SEARCH.max_input_tokens,
-    "Cut longer inputs to this many tokens (0: no limit).",
-)
-flags.DEFINE_integer(
-    "batch_size",
-    _SEARCH.batch_size,
-    "Sentences per search; more are sorted by length and split.",
-)
-flags.DEFINE_float(
-    "memory_budget_gb",
-    _SEARCH.memory_budget_gb,
-    "The most memory one search of --batch_size sentences may take, by its "
-    "estimate (beam x batch x vocabulary); checked before any work.",
+# One flag per field, of its name, default and docstring (the scoring's
+# fields flat beside the search's).
+SECTIONS = define_config_flags(
+    {"search": SearchConfig, "scoring": Scoring},
+    __name__,
+    skip={"search": ("scoring",)},
+    choices={"length_penalty": LENGTH_PENALTIES},
 )
 
 
@@ -65,21 +32,17 @@ def use_command_defaults(command):
 
 
 def search_config_from_flags(command):
-    """The `SearchConfig` the flags describe; a default nbest is capped at
-    the beam size."""
-    options = dict(
-        beam_size=FLAGS.beam_size,
-        scoring=Scoring(FLAGS.length_penalty, FLAGS.alpha, FLAGS.beta),
-        max_length_a=FLAGS.max_length_a,
-        max_length_b=FLAGS.max_length_b,
-        no_repeat_ngram_size=FLAGS.no_repeat_ngram_size,
-        max_input_tokens=FLAGS.max_input_tokens or None,
-        batch_size=FLAGS.batch_size,
-        memory_budget_gb=FLAGS.memory_budget_gb,
+    """The `SearchConfig` the flags describe (`--max_input_tokens=0`: no
+    limit); a default nbest is capped at the beam size."""
+    values = {"search": {}, "scoring": {}}
+    for name, section in SECTIONS.items():
+        if name != "nbest" or FLAGS[name].present:
+            values[section][name] = FLAGS[name].value
+    options = values["search"]
+    options["max_input_tokens"] = options["max_input_tokens"] or None
+    return SearchConfig.for_command(
+        command, scoring=Scoring(**values["scoring"]), **options
     )
-    if FLAGS["nbest"].present:
-        options["nbest"] = FLAGS.nbest
-    return SearchConfig.for_command(command, **options)
 
 
 def warn_if_cut(results, limit, stream=None):

@@ -186,3 +186,51 @@ print(json.dumps({name: [flags.FLAGS[name].default, flags.FLAGS[name].help]
     assert {"corpus", "tokenizer", "vocab_sample_lines"} <= set(found)
     for name, (default, help_text) in found.items():
         assert default == defaults[name] and help_text == docs[name], name
+
+
+def test_search_flags_are_search_config_fields():
+    # The search flags were written out beside SearchConfig and Scoring,
+    # with help of their own; evaluate's --bleu_tokenize offered 4 of the
+    # sacreBLEU tokenizers that DataConfig takes. Now both come from the
+    # configs (a process of its own, as above).
+    import dataclasses
+    import json
+    import subprocess
+    import sys
+
+    code = """
+import json
+from absl import flags
+from seq2seq_attn import evaluate
+names = [*evaluate.search_flags.SECTIONS, "bleu_tokenize"]
+print(json.dumps({n: [flags.FLAGS[n].default, flags.FLAGS[n].help,
+                      getattr(flags.FLAGS[n].parser, "enum_values", None)]
+                  for n in names}))
+"""
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    found = json.loads(result.stdout.strip().splitlines()[-1])
+    from seq2seq_attn.config.run import bleu_tokenizers
+    from seq2seq_attn.config.scoring import LENGTH_PENALTIES, Scoring
+    from seq2seq_attn.config.search import SearchConfig
+    from seq2seq_attn.config_flags import attribute_docs
+
+    fields = [
+        (kind, field)
+        for kind in (SearchConfig, Scoring)
+        for field in dataclasses.fields(kind)
+        if field.name != "scoring"
+    ]
+    assert sorted(found) == sorted(
+        [f.name for _, f in fields] + ["bleu_tokenize"]
+    )
+    for kind, field in fields:
+        default, help_text, choices = found[field.name]
+        doc = attribute_docs(kind)[field.name]
+        shown = f"<{'|'.join(choices)}>: {doc}" if choices else doc
+        assert default == field.default, field.name
+        assert help_text == shown, field.name
+    assert found["length_penalty"][2] == list(LENGTH_PENALTIES)
+    assert found["bleu_tokenize"][2] == list(bleu_tokenizers())

@@ -22,9 +22,11 @@ class Scoring:
     """Length normalisation and coverage penalty.
 
     Attributes:
-        length_penalty: "none", "average" or "gnmt".
+        length_penalty: how a hypothesis's length is scored: "none" (the
+            sum of log-probabilities), "average" (divided by L^alpha) or
+            "gnmt" (by ((5 + L) / 6)^alpha).
         alpha: the exponent of the length penalty.
-        beta: the weight of the coverage penalty (0 for none).
+        beta: the weight of GNMT's coverage penalty (0 for none).
     """
 
     length_penalty: str = "average"

@@ -26,7 +26,7 @@ class SearchConfig:
     """The search of translate, evaluate and the export.
 
     Attributes:
-        beam_size: K; 1 is greedy search.
+        beam_size: the beam width K; 1 is greedy search.
         nbest: hypotheses returned per sentence, at most `beam_size`.
         scoring: a `Scoring` (length normalisation, coverage penalty).
         max_length_a, max_length_b: the output limit, ceil(a * |x| + b)
@@ -34,15 +34,15 @@ class SearchConfig:
         no_repeat_ngram_size: n > 0: no hypothesis writes a token that
             repeats one of its own n-grams (a guard against loops; 0: off,
             as in the papers).
-        max_input_tokens: longer inputs are cut to this many tokens (None:
-            no limit); the default keeps a stray long line from taking
-            gigabytes.
+        max_input_tokens: longer inputs are cut to this many tokens (None,
+            0 on the command line: no limit); the default keeps a stray
+            long line from taking gigabytes.
         batch_size: sentences per search call; larger inputs are sorted by
             length and searched in chunks of this many.
-        memory_budget_gb: the most memory one search call may take by
-            `search_bytes`'s estimate (beam x batch x vocabulary, and the
-            alignments kept), checked by the `Translator` before any work;
-            raise it on a larger host.
+        memory_budget_gb: the most memory one search call may take, by
+            its estimate (`search_bytes`: beam x batch x vocabulary, and
+            the alignments kept), checked before any work; raise it on a
+            larger host.
 
     Sizes have a ceiling (what an int32 of the graph holds), and beam_size
     x batch_size, the rows of one search, does too.
