@@ -14,9 +14,9 @@ after one warm-up, three rounds alternating:
     Keras computes it) in one kernel that reads each tensor once;
   - `tf.clip_by_global_norm` at 1.0, the trainer's `--clip_norm`.
 A profile of the training step shows the weight-sized elementwise ops
-(#33, benchmarks/RESULTS.md); this says how much of them a fused update
-would save alone. Inside joey_match's training step it saved nothing
-measurable (RESULTS: the update runs beside the rest of the step).
+(#33, benchmarks/history/near_the_limit.md); this says how much of them a
+fused update would save alone. Inside joey_match's training step it saved
+nothing measurable (the update runs beside the rest of the step).
 """
 
 import argparse

@@ -39,8 +39,9 @@ def _module_run_by_python_m():
 # TensorFlow's oneDNN kernels. TensorFlow turns them on by itself only where
 # the CPU has AVX-512 or AMX; on an AVX2 CPU they train joey_match
 # 1.13-1.19x faster than its default kernels, while greedy decoding was
-# slower with them (benchmarks/RESULTS.md, "On CPU-2E without AVX-512" and
-# "oneDNN for training by default on AVX2"), so only training asks for them.
+# slower with them (benchmarks/history/near_the_limit.md, "On CPU-2E without
+# AVX-512" and "oneDNN for training by default on AVX2"), so only training
+# asks for them.
 # TensorFlow reads `TF_ENABLE_ONEDNN_OPTS` once, at its import; a value in
 # the environment wins (0 turns them off).
 if sys.argv[:1] == ["-m"]:

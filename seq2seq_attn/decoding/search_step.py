@@ -266,8 +266,8 @@ def chunk_size(vocab, preferred=64):
     divisor of `vocab` nearest `preferred` (by ratio) within a factor of
     four, so that [N, V] is cut into chunks without the copy that padding
     it takes at every step (4% of a beam-5 step's op time at joey_match's
-    7,859 = 29 x 271 tokens, benchmarks/RESULTS.md); `preferred` where there
-    is none (or V is unknown)."""
+    7,859 = 29 x 271 tokens, benchmarks/history/near_the_limit.md);
+    `preferred` where there is none (or V is unknown)."""
     if not vocab:
         return preferred
     divisors = [
