@@ -24,6 +24,11 @@ cd "$(dirname "$0")/.."
 dim=${1:-256}
 updates=${2:-200}
 rounds=${3:-2}
+if [ "$updates" -le 50 ]; then
+  echo "UPDATES must be over 50: Marian's first 50 and our first batches" \
+    "are not timed" >&2
+  exit 2
+fi
 python=${PYTHON:-.venv/bin/python}
 anchor=$(cd .. && pwd)/shared/anchors/marian_side_by_side.sh
 data=$(cd .. && pwd)/shared/data

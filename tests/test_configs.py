@@ -157,34 +157,43 @@ def test_every_flag_is_explained_by_its_config_docstring():
     assert help_text.startswith("sentences per batch (80 in Bahdanau B.2")
 
 
-def test_build_vocab_flags_are_data_config_fields():
-    # One flag generator: build_vocab's data flags have DataConfig's names,
-    # defaults and help, as train's do (a process of its own: both CLIs
-    # define flags of the same names).
-    import dataclasses
+def _flags_of(module, names):
+    """{flag: [default, help, enum values or None]} of the flags `names`
+    (a Python expression over `module`) that importing
+    `seq2seq_attn.<module>` defines, read in a process of its own (the
+    commands define flags of the same names)."""
     import json
     import subprocess
     import sys
 
-    code = """
+    code = f"""
 import json
 from absl import flags
-from seq2seq_attn import build_vocab
-print(json.dumps({name: [flags.FLAGS[name].default, flags.FLAGS[name].help]
-                  for name in build_vocab.VOCABULARY_FIELDS}))
+from seq2seq_attn import {module}
+print(json.dumps({{n: [flags.FLAGS[n].default, flags.FLAGS[n].help,
+                      getattr(flags.FLAGS[n].parser, "enum_values", None)]
+                  for n in {names}}}))
 """
     result = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True
     )
     assert result.returncode == 0, result.stderr[-2000:]
-    found = json.loads(result.stdout.strip().splitlines()[-1])
+    return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+def test_build_vocab_flags_are_data_config_fields():
+    # One flag generator: build_vocab's data flags have DataConfig's names,
+    # defaults and help, as train's do.
+    import dataclasses
+
+    found = _flags_of("build_vocab", "build_vocab.VOCABULARY_FIELDS")
     from seq2seq_attn.config.run import DataConfig
     from seq2seq_attn.config_flags import attribute_docs
 
     docs = attribute_docs(DataConfig)
     defaults = {f.name: f.default for f in dataclasses.fields(DataConfig)}
     assert {"corpus", "tokenizer", "vocab_sample_lines"} <= set(found)
-    for name, (default, help_text) in found.items():
+    for name, (default, help_text, _) in found.items():
         assert default == defaults[name] and help_text == docs[name], name
 
 
@@ -192,26 +201,12 @@ def test_search_flags_are_search_config_fields():
     # The search flags were written out beside SearchConfig and Scoring,
     # with help of their own; evaluate's --bleu_tokenize offered 4 of the
     # sacreBLEU tokenizers that DataConfig takes. Now both come from the
-    # configs (a process of its own, as above).
+    # configs.
     import dataclasses
-    import json
-    import subprocess
-    import sys
 
-    code = """
-import json
-from absl import flags
-from seq2seq_attn import evaluate
-names = [*evaluate.search_flags.SECTIONS, "bleu_tokenize"]
-print(json.dumps({n: [flags.FLAGS[n].default, flags.FLAGS[n].help,
-                      getattr(flags.FLAGS[n].parser, "enum_values", None)]
-                  for n in names}))
-"""
-    result = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True
+    found = _flags_of(
+        "evaluate", '[*evaluate.search_flags.SECTIONS, "bleu_tokenize"]'
     )
-    assert result.returncode == 0, result.stderr[-2000:]
-    found = json.loads(result.stdout.strip().splitlines()[-1])
     from seq2seq_attn.config.run import bleu_tokenizers
     from seq2seq_attn.config.scoring import LENGTH_PENALTIES, Scoring
     from seq2seq_attn.config.search import SearchConfig

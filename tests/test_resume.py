@@ -129,9 +129,13 @@ def test_a_run_stopped_by_max_steps_is_validated_at_its_last_step(
     assert validation_rows(model_dir) == [["1", "4"], ["1", "9"]]
     assert "done: step 9," in resumed.stdout
     # Without validation data, the step trained is still the last word.
-    no_validation = [f for f in text_flags if not f.startswith("--valid_")]
     quiet = succeed(
-        train_command(tmp_path / "unvalidated", *no_validation, "--max_steps=3")
+        train_command(
+            tmp_path / "unvalidated",
+            *text_flags,
+            "--max_steps=3",
+            *NO_VALIDATION,
+        )
     )
     assert "done: step 3, no validation data" in quiet.stdout
 
