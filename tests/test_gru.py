@@ -86,8 +86,8 @@ def test_skipping_padding_changes_no_output_or_gradient(rng, traced):
 def test_skipping_padding_keeps_the_gradient_of_the_initial_state(
     rng, go_backwards
 ):
-    # The written-out backward pass of the live rows (gru_live_rows) against
-    # TensorFlow's gradient of the masked loop, initial state included.
+    # The loop over the live rows against the masked loop, gradients of
+    # the initial state included, in both directions.
     lengths = [2, 4, 1]
     x = rng.normal(size=(3, 5, 4)).astype("float32")
     h0 = rng.normal(size=(3, 6)).astype("float32")

@@ -7,7 +7,6 @@ the recurrence; only the recurrent part U h_{t-1} runs inside `ops.scan`.
 import keras
 from keras import ops
 
-from seq2seq_attn.layers.gru_live_rows import gru_over_live_rows
 from seq2seq_attn.layers.recurrence import (
     scan_over_time,
     skips_padding,
@@ -86,10 +85,10 @@ class GRU(keras.layers.Layer):
             filled in by Keras; used where `sequence_mask` is not given.
         skip_padding: compute each step only for the rows still inside their
             sequence (the rows sorted longest first for the loop, and put
-            back after it): the same outputs with less work on a batch of
-            mixed lengths, the loop's gradient written out
-            (`gru_live_rows`). TensorFlow without XLA only (the number of rows
-            changes from step to step); other backends compute every row.
+            back after it; `scan_over_time`'s `live_rows`): the same
+            outputs with less work on a batch of mixed lengths. TensorFlow
+            without XLA only (the number of rows changes from step to
+            step); other backends compute every row.
 
     Returns:
         `(outputs, final_state)`: outputs [B, T, n] (h_t, zero where masked),
@@ -158,24 +157,23 @@ class GRU(keras.layers.Layer):
 
     def _states(self, inputs, initial_state, mask=None, live_rows=None):
         """h_t of every step [B, T, n] (past a row's end, its last state)
-        and the final state, with masked steps carrying the state over, or
-        with the rows longest first and only `live_rows` stepped."""
+        and the final state: masked steps carry the state over, or, with
+        the rows longest first, only `live_rows` are stepped
+        (`scan_over_time`)."""
         projected = ops.matmul(inputs, self.kernel) + self.bias
         kernels = split_recurrent_kernel(self.recurrent_kernel, projected.dtype)
-        if live_rows is not None:
-            states, final_state = gru_over_live_rows(
-                time_major(projected),
-                initial_state,
-                kernels,
-                live_rows,
-                self.go_backwards,
-            )
-            return time_major(states), final_state
-        sequences = (time_major(projected), time_major(mask))
+        if live_rows is None:
+            sequences = (time_major(projected), time_major(mask))
 
-        def step(previous, projected_t, mask_t):
-            state = gru_step(projected_t, previous, kernels)
-            return ops.where(mask_t[:, None], state, previous)
+            def step(previous, projected_t, mask_t):
+                state = gru_step(projected_t, previous, kernels)
+                return ops.where(mask_t[:, None], state, previous)
+
+        else:
+            sequences = (time_major(projected),)
+
+            def step(previous, projected_t):
+                return gru_step(projected_t, previous, kernels)
 
         final_state, states = scan_over_time(
             step,
@@ -183,6 +181,7 @@ class GRU(keras.layers.Layer):
             sequences,
             projected.dtype,
             reverse=self.go_backwards,
+            live_rows=live_rows,
         )
         return time_major(states), final_state
 

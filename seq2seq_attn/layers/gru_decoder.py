@@ -7,9 +7,6 @@ from keras import ops
 
 from seq2seq_attn.layers.bahdanau_attention import BahdanauAttention
 from seq2seq_attn.layers.gru import gru_step, split_recurrent_kernel
-from seq2seq_attn.layers.gru_decoder_live_rows import (
-    attention_decoder_over_live_rows,
-)
 from seq2seq_attn.layers.per_sentence import weighted_sum_per_sentence
 from seq2seq_attn.layers.recurrence import (
     scan_over_time,
@@ -52,13 +49,11 @@ class GRUDecoder(keras.layers.Layer):
             come first); `skip_padding` needs it.
         skip_padding: compute each step only for the rows still inside their
             target (the rows sorted longest first for the loop, and put back
-            after it; past a row's end its state repeats, and with attention
-            its contexts and alignments are zero). The outputs at real
+            after it; `scan_over_time`'s `live_rows`; past a row's end its
+            state, context and alignment repeat). The outputs at real
             positions are the same, with less work on a batch of mixed
-            lengths; with attention the loop's gradient is written out
-            (`gru_decoder_live_rows`). TensorFlow without XLA only (the
-            number of rows changes from step to step); other backends compute
-            every row.
+            lengths. TensorFlow without XLA only (the number of rows changes
+            from step to step); other backends compute every row.
 
     Returns:
         `(previous_states, contexts, alignments)`: s_{i-1} [B, Ty, n], c_i
@@ -351,14 +346,10 @@ def _attention_loop(
     decoder, initial, projected, memory, memory_mask, live_rows
 ):
     """s_i, c_i and alpha_i of every step (time-major) of RNNsearch, with the
-    keys U_a h_j projected once and the step's weights read once; with
-    `live_rows`, the live rows' loop of `gru_decoder_live_rows`."""
+    keys U_a h_j projected once and the step's weights read once; `live_rows`
+    as in `scan_over_time`."""
     keys = decoder.project_keys(memory)
     weights = decoder.read_step_weights()
-    if live_rows is not None:
-        return attention_decoder_over_live_rows(
-            projected, initial, memory, keys, memory_mask, weights, live_rows
-        )
     batch, source_steps = ops.shape(memory)[0], ops.shape(memory)[1]
     carry = (
         initial,
@@ -380,6 +371,7 @@ def _attention_loop(
         (projected,),
         projected.dtype,
         constants=constants,
+        live_rows=live_rows,
     )
     return outputs
 
