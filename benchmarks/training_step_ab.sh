@@ -39,7 +39,7 @@ for round in $(seq "$rounds"); do
   fi
 done
 echo "-- summed over the rounds, ms per step ($(date -u +%T))"
-awk '{ side = $1; sub(/:$/, "", $4); ms[side " " $4] += $5; windows[$4] = 1 }
+awk '/ ms\/step/ { side = $1; sub(/:$/, "", $4); ms[side " " $4] += $5; windows[$4] = 1 }
   END { for (w in windows) printf "%s: before %.1f, after %.1f (%.2fx)\n", w,
     ms["before " w], ms["after " w], ms["before " w] / ms["after " w] }' "$log"
 rm -f "$log"
