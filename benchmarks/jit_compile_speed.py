@@ -114,9 +114,9 @@ def main():
         model_and_summed_loss,
     )
 
+    from seq2seq_attn.cli.train import run_config_from_flagfile
     from seq2seq_attn.data import make_dataset
     from seq2seq_attn.data.batching import bucket_boundaries_for
-    from seq2seq_attn.train import run_config_from_flagfile
 
     run = run_config_from_flagfile(args.flagfile)
     data = run.data

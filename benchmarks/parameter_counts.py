@@ -18,8 +18,8 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 def main(paths):
     import keras
 
+    from seq2seq_attn.cli.train import run_config_from_flagfile
     from seq2seq_attn.models.builder import build_model
-    from seq2seq_attn.train import run_config_from_flagfile
 
     print("| flagfile | model | parameters |\n|---|---|---:|")
     for path in paths:

@@ -56,10 +56,10 @@ def main():
         model_and_summed_loss,
     )
 
+    from seq2seq_attn.cli.train import run_config_from_flagfile
     from seq2seq_attn.data import make_dataset
     from seq2seq_attn.models import packed_model
     from seq2seq_attn.models.shared_layers import real_target_positions
-    from seq2seq_attn.train import run_config_from_flagfile
 
     if args.mixed_precision:
         keras.mixed_precision.set_global_policy(args.mixed_precision)

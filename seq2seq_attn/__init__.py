@@ -44,9 +44,10 @@ def _module_run_by_python_m():
 # asks for them.
 # TensorFlow reads `TF_ENABLE_ONEDNN_OPTS` once, at its import; a value in
 # the environment wins (0 turns them off).
+TRAIN_COMMANDS = ("seq2seq_attn.train", "seq2seq_attn.cli.train")
 if sys.argv[:1] == ["-m"]:
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
-    if _module_run_by_python_m() == "seq2seq_attn.train" and (
+    if _module_run_by_python_m() in TRAIN_COMMANDS and (
         platform.machine().lower() in ("x86_64", "amd64")
     ):
         os.environ.setdefault("TF_ENABLE_ONEDNN_OPTS", "1")

@@ -116,7 +116,7 @@ def _import_time_values(kind, name, env):
     if kind == "module":
         values.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
         x86 = platform.machine().lower() in ("x86_64", "amd64")
-        if name == "seq2seq_attn.train" and x86:
+        if name in ("seq2seq_attn.train", "seq2seq_attn.cli.train") and x86:
             values.setdefault("TF_ENABLE_ONEDNN_OPTS", "1")
     return values
 

@@ -5,8 +5,8 @@ import pathlib
 import keras
 import pytest
 
+from seq2seq_attn.cli.train import run_config_from_flagfile
 from seq2seq_attn.models import build_model
-from seq2seq_attn.train import run_config_from_flagfile
 
 CONFIGS = pathlib.Path(__file__).resolve().parents[1] / "configs"
 FLAGFILES = sorted(CONFIGS.rglob("*.flags"))
@@ -144,8 +144,8 @@ def test_every_flag_is_explained_by_its_config_docstring():
 
     from absl import flags
 
-    from seq2seq_attn.config_flags import attribute_docs
-    from seq2seq_attn.train import FLAG_SECTIONS, SECTIONS
+    from seq2seq_attn.cli.config_flags import attribute_docs
+    from seq2seq_attn.cli.train import FLAG_SECTIONS, SECTIONS
 
     for section, kind in SECTIONS.items():
         docs = attribute_docs(kind)
@@ -160,7 +160,7 @@ def test_every_flag_is_explained_by_its_config_docstring():
 def _flags_of(module, names):
     """{flag: [default, help, enum values or None]} of the flags `names`
     (a Python expression over `module`) that importing
-    `seq2seq_attn.<module>` defines, read in a process of its own (the
+    `seq2seq_attn.cli.<module>` defines, read in a process of its own (the
     commands define flags of the same names)."""
     import json
     import subprocess
@@ -169,7 +169,7 @@ def _flags_of(module, names):
     code = f"""
 import json
 from absl import flags
-from seq2seq_attn import {module}
+from seq2seq_attn.cli import {module}
 print(json.dumps({{n: [flags.FLAGS[n].default, flags.FLAGS[n].help,
                       getattr(flags.FLAGS[n].parser, "enum_values", None)]
                   for n in {names}}}))
@@ -187,8 +187,8 @@ def test_build_vocab_flags_are_data_config_fields():
     import dataclasses
 
     found = _flags_of("build_vocab", "build_vocab.VOCABULARY_FIELDS")
+    from seq2seq_attn.cli.config_flags import attribute_docs
     from seq2seq_attn.config.run import DataConfig
-    from seq2seq_attn.config_flags import attribute_docs
 
     docs = attribute_docs(DataConfig)
     defaults = {f.name: f.default for f in dataclasses.fields(DataConfig)}
@@ -207,10 +207,10 @@ def test_search_flags_are_search_config_fields():
     found = _flags_of(
         "evaluate", '[*evaluate.search_flags.SECTIONS, "bleu_tokenize"]'
     )
+    from seq2seq_attn.cli.config_flags import attribute_docs
     from seq2seq_attn.config.run import bleu_tokenizers
     from seq2seq_attn.config.scoring import LENGTH_PENALTIES, Scoring
     from seq2seq_attn.config.search import SearchConfig
-    from seq2seq_attn.config_flags import attribute_docs
 
     fields = [
         (kind, field)

@@ -10,7 +10,6 @@ from seq2seq_attn.data import (
     read_parallel_files,
     read_tsv_pairs,
 )
-from seq2seq_attn.data.corpora import open_corpus
 
 
 def _write(path, lines, newline=b"\n"):
@@ -115,20 +114,16 @@ def test_anki_split_is_seeded_disjoint_and_complete():
 @pytest.mark.parametrize(
     "options,message",
     [
-        (
-            dict(corpus="multi30k", split="dev", source="en", target="de"),
-            "split",
-        ),
-        (dict(corpus="multi30k", source="en", target="cs"), "languages are"),
-        (dict(corpus="anki", source="es", target="fr"), "anki pairs English"),
-        (dict(corpus="wmt14", source="en", target="fr"), "unknown corpus"),
-        (dict(), "name the text one way"),
-        (dict(corpus="multi30k", source="en"), "needs source and target"),
+        (dict(name="multi30k", split="dev", source="en", target="de"), "split"),
+        (dict(name="multi30k", source="en", target="cs"), "languages are"),
+        (dict(name="anki", source="es", target="fr"), "anki pairs English"),
+        (dict(name="wmt14", source="en", target="fr"), "unknown corpus"),
     ],
 )
 def test_bad_corpus_options_are_named(options, message):
+    options.setdefault("split", "train")
     with pytest.raises(ValueError, match=message):
-        open_corpus(data_dir=SHARED_DATA, **options)
+        load_corpus(data_dir=SHARED_DATA, **options)
 
 
 def test_missing_file_in_data_dir_is_named(tmp_path):

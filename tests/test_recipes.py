@@ -102,7 +102,7 @@ def test_the_wheel_carries_the_recipes_and_train_reads_them(tmp_path):
 
 
 def test_own_data_after_a_recipe_that_names_a_corpus(tmp_path):
-    from seq2seq_attn.train import run_config_from_flagfile
+    from seq2seq_attn.cli.train import run_config_from_flagfile
 
     recipe = recipes.recipe_path("quickstart")  # --corpus=multi30k
     files = ["--train_source_file=a.en", "--train_target_file=a.de"]

@@ -10,6 +10,7 @@ import pytest
 import tensorflow as tf
 from conftest import SHARED_DATA, sacrebleu_cache, write_lines
 
+from seq2seq_attn.cli.train import run_config_from_flagfile
 from seq2seq_attn.config.run import DataConfig
 from seq2seq_attn.data import (
     EOS_ID,
@@ -18,8 +19,8 @@ from seq2seq_attn.data import (
     load_corpus,
     read_parallel_files,
 )
-from seq2seq_attn.data.training_data import training_data, validation_corpus
-from seq2seq_attn.train import run_config_from_flagfile
+from seq2seq_attn.data.sources import validation_corpus
+from seq2seq_attn.data.training_data import training_data
 
 CONFIGS = pathlib.Path(__file__).resolve().parents[1] / "configs"
 

@@ -11,7 +11,7 @@ from seq2seq_attn.config.run import DataConfig
 from seq2seq_attn.data import ParallelText
 from seq2seq_attn.data.text_stream import SampleFile
 from seq2seq_attn.data.tokenizers import SentencePieceTokenizer
-from seq2seq_attn.data.training_data import (
+from seq2seq_attn.data.vocabularies import (
     build_vocabularies,
     vocabularies_of_text,
 )

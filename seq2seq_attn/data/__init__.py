@@ -18,6 +18,7 @@ from seq2seq_attn.data.corpora import (
     read_tsv_pairs,
 )
 from seq2seq_attn.data.download import DownloadError, cache_dir, fetch
+from seq2seq_attn.data.sources import parallel_text
 from seq2seq_attn.data.text_stream import ParallelText
 from seq2seq_attn.data.text_to_ids import (
     padded_ids,
@@ -31,12 +32,8 @@ from seq2seq_attn.data.tokenizers import (
     build_tokenizer,
     load_tokenizer,
 )
-from seq2seq_attn.data.training_data import (
-    TrainingData,
-    build_vocabularies,
-    parallel_text,
-    training_data,
-)
+from seq2seq_attn.data.training_data import TrainingData, training_data
+from seq2seq_attn.data.vocabularies import build_vocabularies
 from seq2seq_attn.special_tokens import (
     BOS,
     BOS_ID,

@@ -22,12 +22,14 @@ import dataclasses
 import tensorflow as tf
 
 from seq2seq_attn.data.text_to_ids import (
+    sentence_ids,
     sentence_ids_in_chunks,
     teacher_forcing,
 )
 from seq2seq_attn.special_tokens import PAD_ID
 
 BATCH_BY = ("sentences", "tokens")
+TOKENIZE_CHUNK = 256
 
 
 @dataclasses.dataclass
@@ -124,6 +126,43 @@ def keep_pair(
     if max_target_length:
         keep &= target_length <= max_target_length
     return keep
+
+
+def tokenized_pairs(
+    text_pairs,
+    source_tokenizer,
+    target_tokenizer,
+    max_source_length=None,
+    max_target_length=None,
+):
+    """A dataset of `(source_ids, target_ids)` (int32 [T]) from one of
+    `(source, target)` strings: tokenized `TOKENIZE_CHUNK` pairs at a time
+    in a parallel, order-keeping `map`, then filtered by `keep_pair`."""
+
+    def tokenize(sources, targets):
+        return (
+            sentence_ids(source_tokenizer, sources),
+            sentence_ids(target_tokenizer, targets),
+        )
+
+    def keep(source, target):
+        return keep_pair(
+            tf.size(source),
+            tf.size(target),
+            max_source_length,
+            max_target_length,
+        )
+
+    return (
+        text_pairs.batch(TOKENIZE_CHUNK)
+        .map(
+            tokenize,
+            num_parallel_calls=tf.data.AUTOTUNE,
+            deterministic=True,
+        )
+        .unbatch()
+        .filter(keep)
+    )
 
 
 def _add_specials(source, target):

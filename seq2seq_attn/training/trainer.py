@@ -16,10 +16,8 @@ import keras
 import tensorflow as tf
 
 from seq2seq_attn.config.run import write_atomically
-from seq2seq_attn.data.training_data import (
-    check_joint_vocabulary,
-    training_data,
-)
+from seq2seq_attn.data.training_data import training_data
+from seq2seq_attn.data.vocabularies import check_joint_vocabulary
 from seq2seq_attn.models.builder import build_model
 from seq2seq_attn.training.checkpoints import (
     TrainingCheckpoints,

@@ -9,9 +9,9 @@ import sys
 
 from absl import flags
 
+from seq2seq_attn.cli.config_flags import define_config_flags
 from seq2seq_attn.config.scoring import LENGTH_PENALTIES, Scoring
 from seq2seq_attn.config.search import COMMAND_DEFAULTS, SearchConfig
-from seq2seq_attn.config_flags import define_config_flags
 
 FLAGS = flags.FLAGS
 # One flag per field, of its name, default and docstring (the scoring's

@@ -4,7 +4,7 @@
 
 from absl import flags
 
-from seq2seq_attn import search_flags
+from seq2seq_attn.cli import search_flags
 
 FLAGS = flags.FLAGS
 flags.DEFINE_list(
