@@ -385,24 +385,12 @@ def _teacher_forced_feeding(
     `scan_over_time`) each step computes only the rows still inside their
     target.
     """
-    batch, steps = (
-        ops.shape(target_embedding)[0],
-        ops.shape(target_embedding)[1],
+    batch = ops.shape(target_embedding)[0]
+    projected, masks, weights = _projected_embeddings(
+        decoder, target_embedding, training
     )
-    width = target_embedding.shape[-1]
-    masks = decoder.lstm.dropout_masks(
-        batch, steps, width + decoder.units, training
-    )
-    embedding_kernel, weights = _split_first_kernel(decoder, width)
     combine_kernel = ops.cast(decoder.combine_kernel, decoder.compute_dtype)
     query_weights = decoder.attention.read_query_weights(ops.shape(memory)[1])
-    embedded = time_major(target_embedding)
-    if masks is not None:
-        embedding_mask, feeding_mask = ops.split(masks[0], [width], axis=-1)
-        embedded = embedded * embedding_mask
-        masks = (feeding_mask,) + masks[1:]
-    biases = weights[2]
-    projected = ops.matmul(embedded, embedding_kernel) + biases[0]
     state = decoder.initial_state(initial_state)
     alignment = ops.zeros((batch, ops.shape(memory)[1]), dtype=state[0].dtype)
     # One position per row, so that a step of fewer rows splits it too.
@@ -445,6 +433,31 @@ def _teacher_forced_feeding(
     )
     attentional = time_major(states[-1])
     return decoder._drop(attentional, training), time_major(alignments)
+
+
+def _projected_embeddings(decoder, target_embedding, training):
+    """`(projected, masks, weights)`: the embeddings' share of layer 1's
+    input product for every step, time-major, computed before the loop
+    (through the embeddings' part of layer 1's dropout mask); the other
+    dropout masks of every step (layer 1's for h~_{t-1} first; None without
+    dropout); and the weights the loop reads (`_split_first_kernel`)."""
+    batch, steps = (
+        ops.shape(target_embedding)[0],
+        ops.shape(target_embedding)[1],
+    )
+    width = target_embedding.shape[-1]
+    masks = decoder.lstm.dropout_masks(
+        batch, steps, width + decoder.units, training
+    )
+    embedding_kernel, weights = _split_first_kernel(decoder, width)
+    embedded = time_major(target_embedding)
+    if masks is not None:
+        embedding_mask, feeding_mask = ops.split(masks[0], [width], axis=-1)
+        embedded = embedded * embedding_mask
+        masks = (feeding_mask,) + masks[1:]
+    biases = weights[2]
+    projected = ops.matmul(embedded, embedding_kernel) + biases[0]
+    return projected, masks, weights
 
 
 def _split_first_kernel(decoder, width):
