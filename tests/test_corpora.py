@@ -10,6 +10,7 @@ from seq2seq_attn.data import (
     read_parallel_files,
     read_tsv_pairs,
 )
+from seq2seq_attn.data.text_stream import ParallelText
 
 
 def _write(path, lines, newline=b"\n"):
@@ -80,6 +81,42 @@ def test_gzip_crlf_and_unicode_line_separators(tmp_path):
     corpus = read_parallel_files(source, target)
     assert corpus.sources == ["first\u2028still first", "second"]
     assert corpus.targets == ["eins", "zwei"]
+
+
+@pytest.mark.parametrize(
+    "damage,message",
+    [
+        (lambda data: data[: len(data) // 2], "unreadable after line "),
+        (lambda data: data + b"junk", "unreadable after line 300: bytes that"),
+        (gzip.decompress, "not gzip data, although the name ends in .gz"),
+    ],
+    ids=["cut_short", "trailing_junk", "plain_text"],
+)
+def test_both_readers_name_a_damaged_gzip_file_alike(damage, message, tmp_path):
+    # One line reader (data/lines.py) under the in-memory reader and the
+    # training stream's pre-pass: the same error, naming the line reached.
+    lines = [f"sentence number {i} of a few".encode() for i in range(300)]
+    source = tmp_path / "source.en.gz"
+    source.write_bytes(damage(gzip.compress(b"\n".join(lines) + b"\n")))
+    target = _write(tmp_path / "target.de", lines)
+    with pytest.raises(ValueError) as in_memory:
+        read_parallel_files(source, target)
+    with pytest.raises(ValueError) as streamed:
+        ParallelText.from_files([source], [target]).scan()
+    assert str(in_memory.value) == str(streamed.value)
+    assert str(in_memory.value).startswith(f"{source}: {message}")
+
+
+def test_invalid_utf8_is_named_alike_by_both_readers(tmp_path):
+    source = _write(tmp_path / "s.en", [b"fine", b"caf\xe9 noir", b"ok"])
+    target = _write(tmp_path / "t.de", [b"gut", b"Kaffee", b"ok"])
+    with pytest.raises(ValueError) as in_memory:
+        read_parallel_files(source, target)
+    with pytest.raises(ValueError) as streamed:
+        ParallelText.from_files([source], [target]).scan()
+    expected = f"{source}:2: invalid UTF-8 at byte 3 (b'\\xe9 no'); set"
+    assert str(in_memory.value).startswith(expected)
+    assert str(in_memory.value) == str(streamed.value)
 
 
 def test_tsv_pairs_from_zip_and_malformed_line(tmp_path):

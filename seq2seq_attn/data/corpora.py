@@ -7,15 +7,14 @@ break the alignment of two files) and stripped of surrounding whitespace.
 """
 
 import dataclasses
-import gzip
 import pathlib
 import zipfile
-import zlib
 
 import numpy as np
 
 from seq2seq_attn.config.run import INVALID_UTF8
 from seq2seq_attn.data.download import fetch
+from seq2seq_attn.data.lines import invalid_utf8_error, read_byte_lines
 
 MULTI30K_LANGUAGES = ("en", "de", "fr")
 MULTI30K_SPLITS = {
@@ -85,59 +84,6 @@ class ParallelCorpus:
         )
 
 
-def _open(path):
-    path = pathlib.Path(path)
-    if path.suffix == ".gz":
-        return gzip.open(path, "rb")
-    return open(path, "rb")
-
-
-def _lines_before_damage(path):
-    """The whole lines a damaged gzip file gives before its damage."""
-    lines = 0
-    try:
-        with gzip.open(path, "rb") as stream:
-            for line in stream:
-                lines += line.endswith(b"\n")
-    except (EOFError, OSError, zlib.error):
-        pass
-    return lines
-
-
-def damaged_file_error(path, error):
-    """The ValueError of a `.gz` file that cannot be read to its end: cut
-    short, with trailing bytes, or not gzip at all; it names the file and
-    the last line read."""
-    with open(path, "rb") as stream:
-        gzip_data = stream.read(2) == b"\x1f\x8b"
-    if not gzip_data:
-        return ValueError(
-            f"{path}: not gzip data, although the name ends in .gz"
-        )
-    if isinstance(error, EOFError):
-        what = "the gzip data end before their end marker (a file cut short)"
-    elif isinstance(error, gzip.BadGzipFile):
-        what = f"bytes that are not gzip data follow the gzip data ({error})"
-    else:
-        what = f"{error} (damaged gzip data)"
-    lines = _lines_before_damage(path)
-    return ValueError(f"{path}: unreadable after line {lines:,}: {what}")
-
-
-def read_byte_lines(path):
-    """The lines of a plain or gzipped file as bytes, without their "\\n";
-    a damaged `.gz` is a ValueError naming the file and the line reached."""
-    with _open(path) as stream:
-        try:
-            data = stream.read()
-        except (EOFError, gzip.BadGzipFile, zlib.error) as error:
-            raise damaged_file_error(path, error) from None
-    lines = data.split(b"\n")
-    if lines and lines[-1] == b"":
-        lines.pop()
-    return lines
-
-
 class _Decoder:
     """Decodes lines under the chosen policy and counts what it did."""
 
@@ -156,8 +102,7 @@ class _Decoder:
         except UnicodeDecodeError as error:
             if self.policy == "error":
                 raise ValueError(
-                    f"{where}: invalid UTF-8 at byte {error.start} "
-                    f"({raw[error.start : error.start + 4]!r}); set "
+                    f"{invalid_utf8_error(where, raw, error)}; set "
                     "invalid_utf8 (the commands' --invalid_utf8) to 'replace' "
                     "or 'skip' to read past it"
                 ) from None

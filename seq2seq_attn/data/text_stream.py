@@ -17,69 +17,15 @@ holds a file offset, not the corpus.
 """
 
 import dataclasses
-import gzip
 import hashlib
-import io
 import pathlib
-import zlib
 
 import numpy as np
 import tensorflow as tf
 
-from seq2seq_attn.data.corpora import INVALID_UTF8, damaged_file_error
+from seq2seq_attn.config.run import INVALID_UTF8
+from seq2seq_attn.data.lines import invalid_utf8_error, line_chunks
 from seq2seq_attn.data.text_to_ids import clean_text
-
-CHUNK_BYTES = 1 << 24
-
-
-class _HashingReader(io.RawIOBase):
-    """A binary file that hashes the bytes read through it, as stored
-    (compressed, for `.gz`), so that one read both hashes and decodes."""
-
-    def __init__(self, path, digest):
-        self._file = open(path, "rb")
-        self._digest = digest
-
-    def readable(self):
-        return True
-
-    def readinto(self, buffer):
-        count = self._file.readinto(buffer)
-        if self._digest is not None:
-            self._digest.update(memoryview(buffer)[:count])
-        return count
-
-    def close(self):
-        self._file.close()
-        super().close()
-
-
-def _line_chunks(path, digest=None):
-    """Chunks of whole lines of a plain or gzipped file (bytes, each ending
-    at a newline but the last), read `CHUNK_BYTES` at a time; the stored
-    bytes are hashed into `digest` (a hashlib object) if given."""
-    raw = _HashingReader(path, digest)
-    stream = io.BufferedReader(raw, CHUNK_BYTES)
-    if pathlib.Path(path).suffix == ".gz":
-        stream = gzip.GzipFile(fileobj=stream, mode="rb")
-    with raw, stream:
-        rest = b""
-        while True:
-            try:
-                block = stream.read(CHUNK_BYTES)
-            except (EOFError, gzip.BadGzipFile, zlib.error) as error:
-                raise damaged_file_error(path, error) from None
-            if not block:
-                break
-            block = rest + block
-            cut = block.rfind(b"\n") + 1
-            if cut == 0:
-                rest = block
-                continue
-            yield block[:cut]
-            rest = block[cut:]
-        if rest:
-            yield rest + b"\n"
 
 
 @dataclasses.dataclass
@@ -109,7 +55,7 @@ def scan_file(path, columns=0):
     """The `FileScan` of `path` (`columns`: TSV columns a line needs)."""
     digest = hashlib.sha256()
     scan = FileScan(str(path))
-    for chunk in _line_chunks(path, digest):
+    for chunk in line_chunks(path, digest):
         if columns:
             _check_columns(scan, chunk, columns)
         try:
@@ -128,9 +74,8 @@ def _find_invalid(scan, chunk):
         except UnicodeDecodeError as error:
             scan.invalid_lines += 1
             if scan.first_invalid is None:
-                scan.first_invalid = (
-                    f"{scan.path}:{number}: invalid UTF-8 at byte "
-                    f"{error.start} ({line[error.start : error.start + 4]!r})"
+                scan.first_invalid = invalid_utf8_error(
+                    f"{scan.path}:{number}", line, error
                 )
 
 
@@ -357,7 +302,7 @@ def _picked_lines(paths, chosen):
     line numbers `chosen`, decoded and stripped, read a chunk at a time."""
     offset = position = 0
     for path in paths:
-        for chunk in _line_chunks(path):
+        for chunk in line_chunks(path):
             if position == len(chosen):
                 return
             lines = chunk.split(b"\n")[:-1]
