@@ -47,9 +47,7 @@ def packed_model(model):
     uses it: the output layer and the loss are a third to a half of a
     training step, and a quarter of Multi30k's target positions are padding.
     The recurrences skip the padding too (`skip_padding`: each step computes
-    only the sentences not yet ended; RNNsearch's and RNNencdec's GRUs with
-    their backward pass written out, the Luong models' LSTMs and input-fed
-    loop with TensorFlow's gradient of the loop).
+    only the sentences not yet ended, `scan_over_time`'s live rows).
     N depends on the values of the input, so the model does not compile
     with XLA.
     """
