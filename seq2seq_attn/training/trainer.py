@@ -10,7 +10,6 @@ the result does not depend on how a batch is split across replicas.
 """
 
 import dataclasses
-import json
 
 import keras
 import tensorflow as tf
@@ -19,6 +18,7 @@ from seq2seq_attn.config.run import write_atomically
 from seq2seq_attn.data.training_data import training_data
 from seq2seq_attn.data.vocabularies import check_joint_vocabulary
 from seq2seq_attn.models.builder import build_model
+from seq2seq_attn.training.best_keeping import BestKeeping
 from seq2seq_attn.training.checkpoints import (
     TrainingCheckpoints,
     training_state,
@@ -35,7 +35,6 @@ from seq2seq_attn.training.optimizers import (
 from seq2seq_attn.training.progress import EpochProgress, write_summaries
 from seq2seq_attn.training.resume import (
     TRAIN_LOG_HEADER,
-    VALIDATION_LOG_HEADER,
     append_rows,
     changes_on_resume,
     check_data_identity,
@@ -149,9 +148,6 @@ class Trainer:
             state = training_state(self.model, self.optimizer, train.ema_decay)
         self.weight_average = state.get("weight_average")
         self.step = state["step"]
-        self.best_bleu = state["best_bleu"]
-        self.bad_validations = state["bad_validations"]
-        self.validated_step = state["validated_step"]
         self.iterator = iter(self.dataset)
         directory, best_directory = self.paths.checkpoints, self.paths.best
         if not self.chief:
@@ -165,11 +161,19 @@ class Trainer:
             train.keep_checkpoints,
             self.log,
         )
+        self.best = BestKeeping(
+            state,
+            self.checkpoints,
+            self.paths,
+            self.chief,
+            train.early_stopping_patience,
+            self.log,
+        )
         if self.chief:
             cut_logs_to_checkpoint(
                 self.paths,
                 int(self.step.numpy()),
-                int(self.validated_step.numpy()),
+                int(self.best.validated_step.numpy()),
                 self.log,
             )
         if self.checkpoints.last:
@@ -246,7 +250,9 @@ class Trainer:
             # counts).
             step = int(self.step.numpy())
             metrics = self.validate(-(-step // self.steps_per_epoch), writer)
-        while not self._stop_early() and int(self.step.numpy()) < total_steps:
+        while (
+            not self.best.stop_early() and int(self.step.numpy()) < total_steps
+        ):
             epoch = int(self.step.numpy()) // self.steps_per_epoch
             self._train_epoch(epoch, total_steps, writer)
             if self._validation_due(total_steps):
@@ -264,7 +270,7 @@ class Trainer:
             int(self.step.numpy()),
             self.steps_per_epoch,
             total_steps,
-            int(self.validated_step.numpy()),
+            int(self.best.validated_step.numpy()),
         )
 
     def _train_epoch(self, epoch, total_steps, writer):
@@ -306,49 +312,17 @@ class Trainer:
         lines.clear()
 
     def validate(self, epoch, writer=None):
-        """Perplexity and greedy BLEU on the validation text; keeps the best
-        checkpoint by BLEU apart (with `ema_decay`, those of the weight
-        average: `best/` holds the average)."""
+        """Perplexity and greedy BLEU on the validation text, recorded
+        (`BestKeeping`: best/, the log, early stopping); with `ema_decay`,
+        those of the weight average (`best/` holds the average)."""
         step = int(self.step.numpy())
         with averaged_in(self.weight_average, self.model.trainable_variables):
             metrics = self.valid.measure(epoch, step, self.log)
-            bleu, mean_perplexity = metrics["bleu"], metrics["perplexity"]
-            if bleu > float(self.best_bleu.numpy()):
-                self.best_bleu.assign(bleu)
-                self.bad_validations.assign(0)
-                self.checkpoints.save_best(step)
-                if self.chief:
-                    write_atomically(
-                        self.paths.best / "metrics.json",
-                        json.dumps(metrics, indent=2) + "\n",
-                    )
-            else:
-                self.bad_validations.assign_add(1)
-        if self.chief:
-            append_rows(
-                self.paths.validation_log,
-                VALIDATION_LOG_HEADER,
-                [f"{epoch}\t{step}\t{mean_perplexity:.4f}\t{bleu:.2f}\n"],
-            )
-        # Recorded with the checkpoint: a kill before this line repeats the
-        # validation on resume, and the row above is cut from the log.
-        self.validated_step.assign(step)
+            self.best.record(epoch, step, metrics)
         self._save()
         if writer is not None:
             self.valid.write_summaries(writer, metrics)
         return metrics
-
-    def _stop_early(self):
-        """Whether validation has not improved for `early_stopping_patience`
-        validations (also true when a resumed run had already stopped)."""
-        patience = self.run.train.early_stopping_patience
-        if patience and int(self.bad_validations.numpy()) >= patience:
-            self.log(
-                f"early stopping: no better BLEU in {patience} validation(s); "
-                f"best {float(self.best_bleu.numpy()):.2f}"
-            )
-            return True
-        return False
 
 
 _AVERAGE = (
