@@ -8,6 +8,7 @@ import pathlib
 import shutil
 import time
 
+from seq2seq_attn.config.run import write_atomically
 from seq2seq_attn.data.epoch_plan import ESTIMATE_SAMPLE, estimate_epoch
 from seq2seq_attn.data.vocabularies import (
     draw_sample,
@@ -54,9 +55,7 @@ def prepare_as_chief(
             epoch = estimate_epoch(
                 data, sample, -(-pairs // stride), tokenizers, options
             )
-            temporary = epoch_file.with_name(epoch_file.name + ".tmp")
-            temporary.write_text(json.dumps(epoch, indent=2) + "\n")
-            temporary.replace(epoch_file)
+            write_atomically(epoch_file, json.dumps(epoch, indent=2) + "\n")
     return tokenizers
 
 

@@ -12,9 +12,13 @@ import zipfile
 
 import numpy as np
 
-from seq2seq_attn.config.run import INVALID_UTF8
 from seq2seq_attn.data.download import fetch
-from seq2seq_attn.data.lines import invalid_utf8_error, read_byte_lines
+from seq2seq_attn.data.lines import (
+    check_invalid_utf8_policy,
+    invalid_utf8_error,
+    invalid_utf8_refused,
+    read_byte_lines,
+)
 
 MULTI30K_LANGUAGES = ("en", "de", "fr")
 MULTI30K_SPLITS = {
@@ -88,11 +92,7 @@ class _Decoder:
     """Decodes lines under the chosen policy and counts what it did."""
 
     def __init__(self, invalid_utf8):
-        if invalid_utf8 not in INVALID_UTF8:
-            raise ValueError(
-                f"invalid_utf8 must be one of {INVALID_UTF8}, "
-                f"got {invalid_utf8!r}"
-            )
+        check_invalid_utf8_policy(invalid_utf8)
         self.policy = invalid_utf8
 
     def __call__(self, raw, where):
@@ -101,10 +101,8 @@ class _Decoder:
             return raw.decode("utf-8"), False
         except UnicodeDecodeError as error:
             if self.policy == "error":
-                raise ValueError(
-                    f"{invalid_utf8_error(where, raw, error)}; set "
-                    "invalid_utf8 (the commands' --invalid_utf8) to 'replace' "
-                    "or 'skip' to read past it"
+                raise invalid_utf8_refused(
+                    invalid_utf8_error(where, raw, error)
                 ) from None
             if self.policy == "skip":
                 return None, False

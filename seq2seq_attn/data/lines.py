@@ -12,6 +12,8 @@ import io
 import pathlib
 import zlib
 
+from seq2seq_attn.config.run import INVALID_UTF8
+
 CHUNK_BYTES = 1 << 24
 
 
@@ -112,4 +114,21 @@ def invalid_utf8_error(where, line, error):
     return (
         f"{where}: invalid UTF-8 at byte {error.start} "
         f"({line[error.start : error.start + 4]!r})"
+    )
+
+
+def check_invalid_utf8_policy(invalid_utf8):
+    """Refuses an `invalid_utf8` policy that is not one of `INVALID_UTF8`."""
+    if invalid_utf8 not in INVALID_UTF8:
+        raise ValueError(
+            f"invalid_utf8 must be one of {INVALID_UTF8}, got {invalid_utf8!r}"
+        )
+
+
+def invalid_utf8_refused(message):
+    """The error of the "error" policy for the line `message` describes
+    (`invalid_utf8_error`), saying how to read past it."""
+    return ValueError(
+        f"{message}; set invalid_utf8 (the commands' --invalid_utf8) to "
+        "'replace' or 'skip' to read past it"
     )

@@ -23,8 +23,12 @@ import pathlib
 import numpy as np
 import tensorflow as tf
 
-from seq2seq_attn.config.run import INVALID_UTF8
-from seq2seq_attn.data.lines import invalid_utf8_error, line_chunks
+from seq2seq_attn.data.lines import (
+    check_invalid_utf8_policy,
+    invalid_utf8_error,
+    invalid_utf8_refused,
+    line_chunks,
+)
 from seq2seq_attn.data.text_to_ids import clean_text
 
 
@@ -181,11 +185,7 @@ class ParallelText:
                 both counts), a TSV line has too few columns, or (with
                 "error") a line is not UTF-8, naming the file and line.
         """
-        if invalid_utf8 not in INVALID_UTF8:
-            raise ValueError(
-                f"invalid_utf8 must be one of {INVALID_UTF8}, "
-                f"got {invalid_utf8!r}"
-            )
+        check_invalid_utf8_policy(invalid_utf8)
         if self.in_memory:
             return TextScan(len(self.in_memory[0]), [], 0)
         for path in self._files():
@@ -209,10 +209,7 @@ class ParallelText:
                 scans += pair
         invalid = [s for s in scans if s.invalid_lines]
         if invalid and invalid_utf8 == "error":
-            raise ValueError(
-                f"{invalid[0].first_invalid}; set invalid_utf8 (the commands' "
-                "--invalid_utf8) to 'replace' or 'skip' to read past it"
-            )
+            raise invalid_utf8_refused(invalid[0].first_invalid)
         pairs = sum(s.lines for s in scans[:: 1 if self.tsv_files else 2])
         return TextScan(
             pairs=pairs,
