@@ -1,13 +1,6 @@
 """`python -m seq2seq_attn.translate`: runs `seq2seq_attn.cli.translate`, the
 command's first name (importing this module gives that module)."""
 
-import importlib
-import runpy
-import sys
+from seq2seq_attn.cli import first_name
 
-COMMAND = "seq2seq_attn.cli.translate"
-
-if __name__ == "__main__":
-    runpy.run_module(COMMAND, run_name="__main__", alter_sys=True)
-else:
-    sys.modules[__name__] = importlib.import_module(COMMAND)
+first_name(__name__, "seq2seq_attn.cli.translate")

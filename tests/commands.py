@@ -112,11 +112,13 @@ def _forkable(env):
 def _import_time_values(kind, name, env):
     """The `IMPORT_TIME` variables as the imports read them: what
     `seq2seq_attn/__init__.py` sets under `python -m name`, else `env`'s."""
+    from seq2seq_attn import TRAIN_COMMANDS
+
     values = {k: env[k] for k in IMPORT_TIME if k in env}
     if kind == "module":
         values.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
         x86 = platform.machine().lower() in ("x86_64", "amd64")
-        if name in ("seq2seq_attn.train", "seq2seq_attn.cli.train") and x86:
+        if name in TRAIN_COMMANDS and x86:
             values.setdefault("TF_ENABLE_ONEDNN_OPTS", "1")
     return values
 

@@ -1,7 +1,9 @@
 """What every command line (`python -m seq2seq_attn.<verb>`) shares."""
 
 import errno
+import importlib
 import os
+import runpy
 import sys
 
 from absl import app
@@ -96,3 +98,15 @@ def run(main, argv=None):
     one line, `error: PATH: what`, with exit status 2."""
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
     app.run(_reporting_file_errors(main), argv)
+
+
+def first_name(name, command):
+    """Makes the module `name`, a command's first name
+    (`seq2seq_attn.train`), stand for the module `command`
+    (`seq2seq_attn.cli.train`). Run by `python -m` (`name` is
+    "__main__"), it runs `command` as the main module, whose flags are then
+    the ones `--helpshort` lists; imported, it is `command`."""
+    if name == "__main__":
+        runpy.run_module(command, run_name="__main__", alter_sys=True)
+    else:
+        sys.modules[name] = importlib.import_module(command)

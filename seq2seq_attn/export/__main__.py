@@ -1,5 +1,5 @@
 """`python -m seq2seq_attn.export`: runs `seq2seq_attn.cli.export`."""
 
-import runpy
+from seq2seq_attn.cli import first_name
 
-runpy.run_module("seq2seq_attn.cli.export", run_name="__main__", alter_sys=True)
+first_name(__name__, "seq2seq_attn.cli.export")
