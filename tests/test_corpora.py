@@ -83,6 +83,16 @@ def test_gzip_crlf_and_unicode_line_separators(tmp_path):
     assert corpus.targets == ["eins", "zwei"]
 
 
+def _errors_of_both_readers(source, target):
+    """The ValueError messages of the in-memory reader and of the training
+    stream's pre-pass on the same two files."""
+    with pytest.raises(ValueError) as in_memory:
+        read_parallel_files(source, target)
+    with pytest.raises(ValueError) as streamed:
+        ParallelText.from_files([source], [target]).scan()
+    return str(in_memory.value), str(streamed.value)
+
+
 @pytest.mark.parametrize(
     "damage,message",
     [
@@ -99,24 +109,18 @@ def test_both_readers_name_a_damaged_gzip_file_alike(damage, message, tmp_path):
     source = tmp_path / "source.en.gz"
     source.write_bytes(damage(gzip.compress(b"\n".join(lines) + b"\n")))
     target = _write(tmp_path / "target.de", lines)
-    with pytest.raises(ValueError) as in_memory:
-        read_parallel_files(source, target)
-    with pytest.raises(ValueError) as streamed:
-        ParallelText.from_files([source], [target]).scan()
-    assert str(in_memory.value) == str(streamed.value)
-    assert str(in_memory.value).startswith(f"{source}: {message}")
+    in_memory, streamed = _errors_of_both_readers(source, target)
+    assert in_memory == streamed
+    assert in_memory.startswith(f"{source}: {message}")
 
 
 def test_invalid_utf8_is_named_alike_by_both_readers(tmp_path):
     source = _write(tmp_path / "s.en", [b"fine", b"caf\xe9 noir", b"ok"])
     target = _write(tmp_path / "t.de", [b"gut", b"Kaffee", b"ok"])
-    with pytest.raises(ValueError) as in_memory:
-        read_parallel_files(source, target)
-    with pytest.raises(ValueError) as streamed:
-        ParallelText.from_files([source], [target]).scan()
+    in_memory, streamed = _errors_of_both_readers(source, target)
     expected = f"{source}:2: invalid UTF-8 at byte 3 (b'\\xe9 no'); set"
-    assert str(in_memory.value).startswith(expected)
-    assert str(in_memory.value) == str(streamed.value)
+    assert in_memory.startswith(expected)
+    assert in_memory == streamed
 
 
 def test_tsv_pairs_from_zip_and_malformed_line(tmp_path):
