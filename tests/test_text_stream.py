@@ -88,6 +88,57 @@ def test_tsv_columns_and_a_short_line(tmp_path):
         ParallelText.from_tsv([bad]).scan()
 
 
+def _read_pairs(corpus):
+    return list(zip(corpus.sources, corpus.targets, strict=True))
+
+
+def test_read_keeps_what_the_stream_gives_and_counts_what_it_drops(tmp_path):
+    # The in-memory reader (validation, evaluate, the public readers) and
+    # the training stream read the same pairs; `read` also drops the pairs
+    # with an empty side (the stream drops them after tokenizing) and
+    # counts each thing it dropped or replaced.
+    text = ParallelText.from_files(
+        [
+            write_lines(tmp_path / "a.en.gz", [b" one ", b"", b"t\xffwo"]),
+            write_lines(tmp_path / "b.en", [b"three", b"four"], b"\r\n"),
+        ],
+        [
+            write_lines(tmp_path / "a.de.gz", [b"eins", b"null", b"zwei"]),
+            write_lines(tmp_path / "b.de", [b"drei", b" \t "]),
+        ],
+    )
+    for policy, dropped in (("replace", 0), ("skip", 1)):
+        corpus = text.read(policy)
+        streamed = [pair for pair in _pairs(text.dataset(policy)) if all(pair)]
+        assert _read_pairs(corpus) == streamed
+        report = corpus.report
+        assert (report.read, report.empty, report.invalid_utf8) == (
+            5,
+            2,
+            dropped,
+        )
+        assert report.replaced_utf8 == 1 - dropped
+        assert report.source == "a.en.gz + a.de.gz + b.en + b.de"
+    assert text.read("replace").sources[1] == "t\ufffdwo"
+    # "error" names the first bad line in pair order, as the stream's
+    # pre-pass names it.
+    flipped = ParallelText.from_files(
+        [write_lines(tmp_path / "s.en", [b"ok", b"ok", b"b\xffd"])],
+        [write_lines(tmp_path / "t.de", [b"ok", b"b\xfed", b"ok"])],
+    )
+    with pytest.raises(ValueError, match=r"t\.de:2: invalid UTF-8 at byte 1"):
+        flipped.read()
+    tsv = write_lines(
+        tmp_path / "p.tsv", [b"Hi.\tHola.", b"Bye.\tAdi\xc3\xb3s."]
+    )
+    tsv_text = ParallelText.from_tsv([tsv], source_column=1, target_column=0)
+    corpus = tsv_text.read()
+    assert _read_pairs(corpus) == _pairs(tsv_text.dataset())
+    in_memory = ParallelText.from_lists([" a ", "b", ""], ["x", " ", "z"])
+    assert in_memory.read().sources == ["a"]
+    assert in_memory.read().report.empty == 2
+
+
 def test_the_sample_is_seeded_and_spread_over_every_file(tmp_path):
     sources = [f"s{i}".encode() for i in range(3000)]
     targets = [f"t{i}".encode() for i in range(3000)]

@@ -192,12 +192,12 @@ def _test_corpus():
     default the first model's languages): one of the package's corpora
     (`OWN_TEST_SETS`, read as the model's data config reads them), or a
     sacreBLEU test set."""
-    from seq2seq_attn.data.corpora import load_corpus, read_parallel_files
+    from seq2seq_attn.data.corpora import load_corpus
+    from seq2seq_attn.data.text_stream import ParallelText
 
     if not FLAGS.test_set:
-        return read_parallel_files(
-            FLAGS.src, FLAGS.ref, invalid_utf8=FLAGS.invalid_utf8
-        )
+        text = ParallelText.from_files([FLAGS.src], [FLAGS.ref])
+        return text.read(FLAGS.invalid_utf8)
     from seq2seq_attn.config.run import RunConfig
     from seq2seq_attn.data.wmt_sets import named_test_set
 
@@ -213,10 +213,9 @@ def _test_corpus():
             data_dir=data.data_dir,
             invalid_utf8=FLAGS.invalid_utf8,
         )
-    return read_parallel_files(
-        *named_test_set(FLAGS.test_set, langpair),
-        invalid_utf8=FLAGS.invalid_utf8,
-    )
+    source, reference = named_test_set(FLAGS.test_set, langpair)
+    text = ParallelText.from_files([source], [reference])
+    return text.read(FLAGS.invalid_utf8)
 
 
 def main(argv):

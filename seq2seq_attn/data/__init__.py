@@ -10,14 +10,13 @@ from seq2seq_attn.data.batching import (
     padding_fraction,
 )
 from seq2seq_attn.data.corpora import (
-    ParallelCorpus,
-    ReadReport,
     anki_split,
     load_corpus,
     read_parallel_files,
     read_tsv_pairs,
 )
 from seq2seq_attn.data.download import DownloadError, cache_dir, fetch
+from seq2seq_attn.data.parallel_corpus import ParallelCorpus, ReadReport
 from seq2seq_attn.data.sources import parallel_text
 from seq2seq_attn.data.text_stream import ParallelText
 from seq2seq_attn.data.text_to_ids import (

@@ -1,24 +1,23 @@
-"""Reading parallel text: line-aligned files, tab-separated pairs, corpora.
+"""The named corpora (Multi30k, Anki's Tatoeba pairs) and the in-memory
+readers of line-aligned files and tab-separated pairs: thin layers over
+`ParallelText.read`, for the notebooks and the public `seq2seq_attn.data`
+API.
 
 Every reader returns a `ParallelCorpus` with a `ReadReport` that counts what
-was read, kept and dropped, and why. Lines are split on "\\n" only (never on
-the Unicode line separators that `str.splitlines` also honours, which would
-break the alignment of two files) and stripped of surrounding whitespace.
+was read, kept and dropped, and why (`parallel_corpus`, the one decoding
+policy). Lines are split on "\\n" only (never on the Unicode line separators
+that `str.splitlines` also honours, which would break the alignment of two
+files) and stripped of surrounding whitespace.
 """
 
-import dataclasses
 import pathlib
 import zipfile
 
 import numpy as np
 
 from seq2seq_attn.data.download import fetch
-from seq2seq_attn.data.lines import (
-    check_invalid_utf8_policy,
-    invalid_utf8_error,
-    invalid_utf8_refused,
-    read_byte_lines,
-)
+from seq2seq_attn.data.parallel_corpus import decoded_pairs, tsv_pairs
+from seq2seq_attn.data.text_stream import ParallelText
 
 MULTI30K_LANGUAGES = ("en", "de", "fr")
 MULTI30K_SPLITS = {
@@ -36,101 +35,9 @@ ANKI_SPLIT_SEED = 2015
 ANKI_HELD_OUT_FRACTION = 0.05
 
 
-@dataclasses.dataclass
-class ReadReport:
-    """What reading a corpus kept and dropped.
-
-    Attributes:
-        source: where the pairs came from (file names).
-        read: pairs read.
-        kept: pairs kept.
-        empty: pairs dropped because one side was empty or whitespace only.
-        invalid_utf8: pairs dropped for invalid UTF-8 (with "skip").
-        replaced_utf8: pairs kept with invalid bytes replaced (with "replace").
-    """
-
-    source: str = ""
-    read: int = 0
-    kept: int = 0
-    empty: int = 0
-    invalid_utf8: int = 0
-    replaced_utf8: int = 0
-
-    def summary(self):
-        """One line for logs, e.g. "train.en + train.de: 29000 read, ..."."""
-        parts = [f"{self.read} read", f"{self.kept} kept"]
-        if self.empty:
-            parts.append(f"{self.empty} dropped as empty")
-        if self.invalid_utf8:
-            parts.append(f"{self.invalid_utf8} dropped for invalid UTF-8")
-        if self.replaced_utf8:
-            parts.append(f"{self.replaced_utf8} with invalid UTF-8 replaced")
-        return f"{self.source}: " + ", ".join(parts)
-
-
-@dataclasses.dataclass
-class ParallelCorpus:
-    """Sentence pairs and the report of how they were read."""
-
-    sources: list
-    targets: list
-    report: ReadReport
-
-    def __len__(self):
-        return len(self.sources)
-
-    def subset(self, indices):
-        """The pairs at `indices`, in that order (the report is shared)."""
-        return ParallelCorpus(
-            [self.sources[i] for i in indices],
-            [self.targets[i] for i in indices],
-            self.report,
-        )
-
-
-class _Decoder:
-    """Decodes lines under the chosen policy and counts what it did."""
-
-    def __init__(self, invalid_utf8):
-        check_invalid_utf8_policy(invalid_utf8)
-        self.policy = invalid_utf8
-
-    def __call__(self, raw, where):
-        """Returns (text or None to skip, replaced?)."""
-        try:
-            return raw.decode("utf-8"), False
-        except UnicodeDecodeError as error:
-            if self.policy == "error":
-                raise invalid_utf8_refused(
-                    invalid_utf8_error(where, raw, error)
-                ) from None
-            if self.policy == "skip":
-                return None, False
-            return raw.decode("utf-8", errors="replace"), True
-
-
-def _pairs_to_corpus(numbered_pairs, decoder, report):
-    sources, targets = [], []
-    for raw_source, where_source, raw_target, where_target in numbered_pairs:
-        report.read += 1
-        source, replaced_source = decoder(raw_source, where_source)
-        target, replaced_target = decoder(raw_target, where_target)
-        if source is None or target is None:
-            report.invalid_utf8 += 1
-            continue
-        source, target = source.strip(), target.strip()
-        if not source or not target:
-            report.empty += 1
-            continue
-        report.replaced_utf8 += int(replaced_source or replaced_target)
-        sources.append(source)
-        targets.append(target)
-    report.kept = len(sources)
-    return ParallelCorpus(sources, targets, report)
-
-
 def read_parallel_files(source_path, target_path, invalid_utf8="error"):
-    """Reads two line-aligned files (plain or `.gz`).
+    """Reads two line-aligned files (plain or `.gz`) into memory: the pairs
+    of `ParallelText.from_files([source_path], [target_path]).read()`.
 
     Args:
         source_path, target_path: the files; line i of one translates line i
@@ -142,23 +49,8 @@ def read_parallel_files(source_path, target_path, invalid_utf8="error"):
         ValueError: if the files have different numbers of lines (naming both
             and both counts) or, with "error", on invalid UTF-8.
     """
-    decoder = _Decoder(invalid_utf8)
-    source_lines = read_byte_lines(source_path)
-    target_lines = read_byte_lines(target_path)
-    if len(source_lines) != len(target_lines):
-        raise ValueError(
-            f"parallel files differ in length: {source_path} has "
-            f"{len(source_lines)} lines, {target_path} has {len(target_lines)}"
-        )
-    names = (pathlib.Path(source_path).name, pathlib.Path(target_path).name)
-    report = ReadReport(source=" + ".join(names))
-    numbered = (
-        (s, f"{source_path}:{i}", t, f"{target_path}:{i}")
-        for i, (s, t) in enumerate(
-            zip(source_lines, target_lines, strict=True), 1
-        )
-    )
-    return _pairs_to_corpus(numbered, decoder, report)
+    text = ParallelText.from_files([source_path], [target_path])
+    return text.read(invalid_utf8)
 
 
 def _zip_member(archive, member):
@@ -182,7 +74,9 @@ def _zip_member(archive, member):
 def read_tsv_pairs(
     path, member=None, source_column=0, target_column=1, invalid_utf8="error"
 ):
-    """Reads tab-separated pairs (the Tatoeba/Anki format), also from a zip.
+    """Reads tab-separated pairs (the Tatoeba/Anki format), also from a zip:
+    the pairs of `ParallelText.from_tsv([path]).read()`, or of the zip's
+    member, decoded alike.
 
     Args:
         path: a `.txt`, `.txt.gz` or `.zip` file.
@@ -197,36 +91,17 @@ def read_tsv_pairs(
             invalid UTF-8 with "error".
     """
     path = pathlib.Path(path)
-    decoder = _Decoder(invalid_utf8)
-    if path.suffix == ".zip":
-        with zipfile.ZipFile(path) as archive:
-            member = _zip_member(archive, member)
-            lines = archive.read(member).split(b"\n")
-        where = f"{path}!{member}"
-    else:
-        lines = read_byte_lines(path)
-        where = str(path)
+    if path.suffix != ".zip":
+        text = ParallelText.from_tsv([path], source_column, target_column)
+        return text.read(invalid_utf8)
+    with zipfile.ZipFile(path) as archive:
+        member = _zip_member(archive, member)
+        lines = archive.read(member).split(b"\n")
     if lines and lines[-1] == b"":
         lines.pop()
-    needed = max(source_column, target_column) + 1
-
-    def numbered():
-        for number, line in enumerate(lines, 1):
-            columns = line.rstrip(b"\r").split(b"\t")
-            if len(columns) < needed:
-                raise ValueError(
-                    f"{where}:{number}: expected at least {needed} "
-                    f"tab-separated columns, found {len(columns)}"
-                )
-            yield (
-                columns[source_column],
-                f"{where}:{number}",
-                columns[target_column],
-                f"{where}:{number}",
-            )
-
-    report = ReadReport(source=where)
-    return _pairs_to_corpus(numbered(), decoder, report)
+    where = f"{path}!{member}"
+    pairs = tsv_pairs(lines, where, source_column, target_column)
+    return decoded_pairs(pairs, invalid_utf8, where)
 
 
 def multi30k_files(

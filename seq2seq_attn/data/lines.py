@@ -3,9 +3,8 @@ gzipped) in Python: in chunks of whole lines, split on "\\n" only (never
 on the Unicode line separators that `str.splitlines` also honours, which
 would break the alignment of two files), a last line without its newline
 counted, and a damaged `.gz` named with the line reached. The pre-pass of
-`text_stream` hashes as it reads; the in-memory readers of `corpora` take
-the lines as bytes. (`tf.data`'s `TextLineDataset` reads the training
-stream itself.)"""
+`text_stream` hashes as it reads; its in-memory `read` takes the lines as
+bytes. (`tf.data`'s `TextLineDataset` reads the training stream itself.)"""
 
 import gzip
 import io

@@ -4,13 +4,8 @@ data is whatever its paths (`data_identity`), and the validation pairs."""
 
 import dataclasses
 
-from seq2seq_attn.data.corpora import (
-    ParallelCorpus,
-    ReadReport,
-    load_corpus,
-    multi30k_files,
-    read_parallel_files,
-)
+from seq2seq_attn.data.corpora import load_corpus, multi30k_files
+from seq2seq_attn.data.parallel_corpus import ParallelCorpus, ReadReport
 from seq2seq_attn.data.text_stream import ParallelText, TfdsText
 from seq2seq_attn.data.wmt_sets import named_test_set
 
@@ -85,20 +80,25 @@ def data_identity(data, text, scan):
 
 def validation_corpus(data):
     """The validation pairs of `data` in memory (the first
-    `valid_max_sentences`), or None without any."""
+    `valid_max_sentences`), or None without any: read by
+    `ParallelText.read`, as `evaluate` reads a test set."""
     if data.valid_test_sets:
-        corpus = _test_sets_corpus(data)
+        files = [
+            named_test_set(name, f"{data.source}-{data.target}")
+            for name in file_list(data.valid_test_sets)
+        ]
+        text = ParallelText.from_files(*zip(*files, strict=True))
+        corpus = text.read(data.invalid_utf8)
     elif data.tfds_dataset:
         text = dataclasses.replace(parallel_text(data), split="validation")
         corpus = ParallelCorpus(*text.sample(1 << 31), ReadReport())
     elif data.corpus:
         corpus = named_corpus(data, "val")
     elif data.valid_source_file and data.valid_target_file:
-        corpus = read_parallel_files(
-            data.valid_source_file,
-            data.valid_target_file,
-            invalid_utf8=data.invalid_utf8,
+        text = ParallelText.from_files(
+            [data.valid_source_file], [data.valid_target_file]
         )
+        corpus = text.read(data.invalid_utf8)
     else:
         return None
     if data.valid_max_sentences:
@@ -106,21 +106,3 @@ def validation_corpus(data):
             range(min(len(corpus), data.valid_max_sentences))
         )
     return corpus
-
-
-def _test_sets_corpus(data):
-    """The sacreBLEU test sets of `data.valid_test_sets`, one after another."""
-    sources, targets, reports = [], [], []
-    for name in file_list(data.valid_test_sets):
-        files = named_test_set(name, f"{data.source}-{data.target}")
-        corpus = read_parallel_files(*files, invalid_utf8=data.invalid_utf8)
-        sources += corpus.sources
-        targets += corpus.targets
-        reports.append(corpus.report)
-    counts = {
-        field.name: sum(getattr(report, field.name) for report in reports)
-        for field in dataclasses.fields(ReadReport)
-        if field.name != "source"
-    }
-    names = " + ".join(report.source for report in reports)
-    return ParallelCorpus(sources, targets, ReadReport(names, **counts))

@@ -7,13 +7,15 @@ with the corpus.
     sources, targets = text.sample(1_000_000, seed=0)   # two lists
     sources, targets = text.sample(1_000_000, directory=tmp)   # on disk
     pairs = text.dataset(invalid_utf8="error")   # (source, target) strings
+    corpus = text.read(invalid_utf8="error")   # all of it, in memory
 
 The pre-pass reads the bytes once, in chunks: it counts lines, checks that
 the two sides have as many, hashes each file (the run's data identity) and
 finds invalid UTF-8 (naming the file and line); it neither decodes lines
 into Python strings nor tokenizes. The stream reads lines with
 `tf.data.TextLineDataset` (plain or gzip), so that a checkpointed iterator
-holds a file offset, not the corpus.
+holds a file offset, not the corpus. `read` takes a small text (validation
+pairs, a test set) into memory whole, decoded by `parallel_corpus`'s policy.
 """
 
 import dataclasses
@@ -28,7 +30,9 @@ from seq2seq_attn.data.lines import (
     invalid_utf8_error,
     invalid_utf8_refused,
     line_chunks,
+    read_byte_lines,
 )
+from seq2seq_attn.data.parallel_corpus import decoded_pairs, tsv_pairs
 from seq2seq_attn.data.text_to_ids import clean_text
 
 
@@ -202,9 +206,8 @@ class ParallelText:
             for source, target in self.file_pairs:
                 pair = [scan_file(source), scan_file(target)]
                 if pair[0].lines != pair[1].lines:
-                    raise ValueError(
-                        f"parallel files differ in length: {source} has "
-                        f"{pair[0].lines} lines, {target} has {pair[1].lines}"
+                    raise _length_mismatch(
+                        source, pair[0].lines, target, pair[1].lines
                     )
                 scans += pair
         invalid = [s for s in scans if s.invalid_lines]
@@ -216,6 +219,52 @@ class ParallelText:
             files=scans,
             invalid_lines=sum(s.invalid_lines for s in scans),
         )
+
+    def read(self, invalid_utf8="error"):
+        """All the pairs in memory, as a `ParallelCorpus` (a validation or
+        test set; `dataset` streams a training corpus): decoded under
+        `invalid_utf8`, stripped, a pair with an empty side dropped, all of
+        it counted in its report (`parallel_corpus.decoded_pairs`).
+
+        Raises:
+            ValueError: as `scan` does, naming the first offending line in
+                pair order.
+        """
+        if self.in_memory:
+            names = "in memory"
+        else:
+            names = " + ".join(pathlib.Path(p).name for p in self._files())
+        return decoded_pairs(self._numbered_pairs(), invalid_utf8, names)
+
+    def _numbered_pairs(self):
+        """The pairs as bytes, each side with its "path:line"."""
+        if self.in_memory:
+            pairs = zip(*self.in_memory, strict=True)
+            for number, (source, target) in enumerate(pairs, 1):
+                where = ("pair", number)
+                yield source.encode(), where, target.encode(), where
+        for path in self.tsv_files:
+            yield from tsv_pairs(
+                read_byte_lines(path),
+                path,
+                self.source_column,
+                self.target_column,
+            )
+        for source, target in self.file_pairs:
+            source_lines = read_byte_lines(source)
+            target_lines = read_byte_lines(target)
+            if len(source_lines) != len(target_lines):
+                raise _length_mismatch(
+                    source, len(source_lines), target, len(target_lines)
+                )
+            pairs = zip(source_lines, target_lines, strict=True)
+            for number, (source_line, target_line) in enumerate(pairs, 1):
+                yield (
+                    source_line,
+                    (source, number),
+                    target_line,
+                    (target, number),
+                )
 
     def _line_datasets(self):
         """One dataset of lines per side (TSV: one of whole lines)."""
@@ -292,6 +341,13 @@ class ParallelText:
             _picked_lines(targets, chosen),
             strict=True,
         )
+
+
+def _length_mismatch(source, source_lines, target, target_lines):
+    return ValueError(
+        f"parallel files differ in length: {source} has {source_lines} "
+        f"lines, {target} has {target_lines}"
+    )
 
 
 def _picked_lines(paths, chosen):
