@@ -263,35 +263,19 @@ class StackedLSTM(keras.layers.Layer):
         state over, or with the rows longest first and only `live_rows`
         stepped."""
         sequence = time_major(inputs)
-        sequences = () if live_rows is not None else (time_major(mask),)
+        mask = None if live_rows is not None else time_major(mask)
         final_state = []
         for layer in range(self.num_layers):
             sequence = self._drop(sequence, training)
             projected = (
                 ops.matmul(sequence, self.kernels[layer]) + self.biases[layer]
             )
-            recurrent_kernel = ops.cast(
-                self.recurrent_kernels[layer], projected.dtype
-            )
-
-            def layer_step(
-                state, projected_t, *mask_t, kernel=recurrent_kernel
-            ):
-                new_state = lstm_step(projected_t, state, kernel)
-                if not mask_t:  # only the live rows step
-                    return new_state
-                return tuple(
-                    ops.where(mask_t[0][:, None], new, old)
-                    for new, old in zip(new_state, state, strict=True)
-                )
-
-            initial = (initial_state[2 * layer], initial_state[2 * layer + 1])
-            last, (sequence, _) = scan_over_time(
-                layer_step,
-                initial,
-                (projected, *sequences),
-                projected.dtype,
-                live_rows=live_rows,
+            last, sequence = _layer_over_time(
+                projected,
+                (initial_state[2 * layer], initial_state[2 * layer + 1]),
+                ops.cast(self.recurrent_kernels[layer], projected.dtype),
+                mask,
+                live_rows,
             )
             final_state += list(last)
         return time_major(sequence), tuple(final_state)
@@ -334,3 +318,25 @@ class StackedLSTM(keras.layers.Layer):
             }
         )
         return config
+
+
+def _layer_over_time(projected, initial, recurrent_kernel, mask, live_rows):
+    """One layer's `lstm_step` over time, from its inputs' W x + b
+    (time-major [T, B, 4n]): `(final (h, c), h of every step [T, B, n])`,
+    a masked step (time-major `mask`) carrying the state over, or with
+    `live_rows` only those rows stepped."""
+
+    def layer_step(state, projected_t, *mask_t):
+        new_state = lstm_step(projected_t, state, recurrent_kernel)
+        if not mask_t:  # only the live rows step
+            return new_state
+        return tuple(
+            ops.where(mask_t[0][:, None], new, old)
+            for new, old in zip(new_state, state, strict=True)
+        )
+
+    sequences = (projected,) if mask is None else (projected, mask)
+    last, (hidden, _) = scan_over_time(
+        layer_step, initial, sequences, projected.dtype, live_rows=live_rows
+    )
+    return last, hidden
