@@ -346,6 +346,50 @@ def test_one_generate_call_over_many_chunks_equals_one_call_per_sentence(
         assert not together["alignments"][row, lengths[0] :].any()
 
 
+def test_translations_tokenize_once_as_generate_does(trained_model_dir):
+    # `translations` tokenizes the whole list once and searches its ids
+    # (`generate_from_ids`); the text-in `generate` tokenizes in the graph.
+    # Both give the same ids, cut, translations and scores, across chunks
+    # (batch_size 2) and for empty, blank, invalid and cut inputs.
+    translator = load_translator(
+        [trained_model_dir],
+        beam_size=3,
+        nbest=2,
+        batch_size=2,
+        max_input_tokens=6,
+    )
+    sentences = [
+        *SENTENCES,
+        "",
+        "   ",
+        b"a dog \xff runs .",
+        "a little girl climbs a big tree in a park .",
+    ]
+    found = {k: v.numpy() for k, v in translator.generate(sentences).items()}
+    results = translator.translations(sentences)
+    ids, input_tokens, cut = translator.tokenize(sentences)
+    np.testing.assert_array_equal(input_tokens, found["input_tokens"])
+    np.testing.assert_array_equal(cut, found["cut"])
+    assert cut[-1] and not cut[len(SENTENCES)] and not cut.all()
+    for row, result in enumerate(results):
+        source = found["source_ids"][row]
+        source = source[source != 0]
+        np.testing.assert_array_equal(result.source_ids, source)
+        np.testing.assert_array_equal(ids[row].numpy(), source)
+        assert result.input_tokens == found["input_tokens"][row]
+        assert result.cut == found["cut"][row]
+        if not len(source):
+            assert result.nbest == [("", 0.0)]
+            continue
+        texts = [t.decode() for t in found["texts"][row]]
+        assert [text for text, _ in result.nbest] == texts
+        np.testing.assert_allclose(
+            [score for _, score in result.nbest],
+            found["scores"][row],
+            rtol=1e-5,
+        )
+
+
 @pytest.mark.slow
 def test_a_location_score_model_reads_its_positions_of_any_input(
     text_flags, tmp_path

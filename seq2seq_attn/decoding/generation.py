@@ -4,10 +4,12 @@
               --sorted by length, searched batch_size rows at a time-->
               --detokenized, put back in input order-->  texts [B, N]
 
-`Translator.generate` (Python, evaluate, the trainer's validation) and the
-SavedModel's signatures (TF Serving) trace this same function; it uses core
-TensorFlow and TF Text ops only. A row with no token (empty or whitespace
-only) gets "" and score 0; invalid UTF-8 becomes U+FFFD.
+`Translator.generate` and the SavedModel's signatures (TF Serving) trace
+this same function; `Translator.translations` (Python, evaluate, the
+trainer's validation) tokenizes a whole list once with `source_ids` and
+traces its search part, `generate_from_ids`. Core TensorFlow and TF Text
+ops only. A row with no token (empty or whitespace only) gets "" and score
+0; invalid UTF-8 becomes U+FFFD.
 """
 
 import dataclasses
@@ -68,7 +70,8 @@ def source_ids(tokenizer, text, max_tokens):
 def generate(
     form, source_tokenizer, target_tokenizer, config, text, nbest, details=True
 ):
-    """Translations of text [B], best first.
+    """Translations of text [B], best first: its `source_ids`, searched by
+    `generate_from_ids`.
 
     Args:
         form: a `SearchableForm` (`InferenceForm`, `EnsembleForm`).
@@ -80,17 +83,35 @@ def generate(
             Serving's translation signatures need only texts and scores).
 
     Returns:
-        A dict of tensors: `texts` string [B, N] and `scores` float32
-        [B, N]; `tokens` int32 [B, N, T] (</s> included, 0 after) and
-        `lengths` [B, N]; `alignments` float32 [B, T, Tx] of the best
-        hypothesis, with `details`; `source_ids` int32 [B, Tx] (0 pads);
-        `input_tokens` [B] and `cut` bool [B] (see `source_ids`).
+        `generate_from_ids`'s dict, with `input_tokens` [B] and `cut` bool
+        [B] (see `source_ids`).
     """
-    config = dataclasses.replace(config, nbest=nbest)
     text = checked_vector(text, "text")
     ids, input_tokens, cut = source_ids(
         source_tokenizer, text, config.max_input_tokens
     )
+    results = generate_from_ids(
+        form, target_tokenizer, config, ids, nbest, details
+    )
+    results.update(input_tokens=input_tokens, cut=cut)
+    return results
+
+
+def generate_from_ids(form, target_tokenizer, config, ids, nbest, details):
+    """Translations of source ids, best first: the rows sorted by length and
+    searched `config.batch_size` at a time, then put back in their order.
+
+    Args:
+        ids: int32 ragged [B, (T)], cut as `source_ids` cuts.
+        Others: as in `generate`.
+
+    Returns:
+        A dict of tensors: `texts` string [B, N] and `scores` float32
+        [B, N]; `tokens` int32 [B, N, T] (</s> included, 0 after) and
+        `lengths` [B, N]; `alignments` float32 [B, T, Tx] of the best
+        hypothesis, with `details`; `source_ids` int32 [B, Tx] (0 pads).
+    """
+    config = dataclasses.replace(config, nbest=nbest)
     source = padded_ids(ids)
     lengths = tf.cast(ids.row_lengths(), tf.int32)
     order = tf.argsort(lengths, stable=True)
@@ -134,7 +155,7 @@ def generate(
         name: tf.gather(_concat(array, chunks, outputs[name][1]), back)
         for name, array in arrays.items()
     }
-    results.update(source_ids=source, input_tokens=input_tokens, cut=cut)
+    results.update(source_ids=source)
     return results
 
 

@@ -4,8 +4,10 @@ function.
 `Translator` owns the model, its tokenizers and the search; its `generate`
 (`generation.generate`, traced once) tokenizes, cuts, sorts, searches in
 chunks and detokenizes in the graph, and the SavedModel's signatures trace
-the same function. In Python, `translations` gives it sentences in length
-order, `batch_size` at a time, and turns its tensors into `Translation`s.
+the same function. In Python, `translations` tokenizes a list of
+sentences once (`generation.source_ids`), gives their ids to the search
+part of that function (`generate_from_ids`) in length order, `batch_size`
+at a time, and turns its tensors into `Translation`s.
 """
 
 import dataclasses
@@ -15,20 +17,20 @@ import numpy as np
 import tensorflow as tf
 
 from seq2seq_attn.config.search import SearchConfig
-from seq2seq_attn.data.text_to_ids import (
-    bounded_text,
-    input_bytes,
-    sentence_ids_in_chunks,
-)
+from seq2seq_attn.data.text_to_ids import bounded_text, input_bytes
 from seq2seq_attn.decoding.generation import (
     TEXT,
     forced_alignments,
     generate,
+    generate_from_ids,
+    source_ids,
 )
 from seq2seq_attn.decoding.unk_replacement import replace_unknown_words
 from seq2seq_attn.models.builder import alignment_model
 from seq2seq_attn.models.inference import as_form
 from seq2seq_attn.special_tokens import EOS_ID, PAD_ID, UNK_ID
+
+SOURCE_IDS = tf.RaggedTensorSpec([None, None], tf.int32, ragged_rank=1)
 
 
 @dataclasses.dataclass
@@ -143,6 +145,21 @@ class Translator:
             )
         return self._traced[key](tf.convert_to_tensor(text, tf.string))
 
+    def generate_from_ids(self, ids, nbest=None, details=True):
+        """`generation.generate_from_ids` of int32 ragged [B, (T)] source
+        ids (from `tokenize`), as one traced `tf.function` per (nbest,
+        details)."""
+        key = ("ids", nbest or self.config.nbest, details)
+        if key not in self._traced:
+            self._traced[key] = tf.function(
+                lambda ids: generate_from_ids(
+                    self.form, self.target_tokenizer, self.config, ids, *key[1:]
+                ),
+                input_signature=[SOURCE_IDS],
+                autograph=False,
+            )
+        return self._traced[key](ids)
+
     def align(self, text, target):
         """Forced decoding of `target` [B] as translations of `text` [B]
         (Luong 5.4): `source_tokens` [B, Tx], `target_tokens` [B, Ty]
@@ -160,14 +177,30 @@ class Translator:
             target,
         )
 
+    def tokenize(self, sentences, chunk=8192):
+        """`(ids, input_tokens, cut)` of a list of sentences, as `generate`
+        makes them (`generation.source_ids`), `chunk` sentences at a time:
+        int32 ragged [B, (T)] source ids cut to `max_input_tokens`, and
+        NumPy [B] arrays of the tokens before the cut and whether it cut."""
+        parts = [
+            source_ids(
+                self.source_tokenizer,
+                tf.constant(sentences[start : start + chunk], tf.string),
+                self.config.max_input_tokens,
+            )
+            for start in range(0, len(sentences), chunk)
+        ] or [(tf.ragged.constant([], tf.int32, ragged_rank=1), [], [])]
+        ids, input_tokens, cut = zip(*parts, strict=True)
+        return (
+            tf.concat(ids, axis=0),
+            np.concatenate(input_tokens).astype(np.int32),
+            np.concatenate(cut).astype(bool),
+        )
+
     def encode(self, sentences):
         """Source ids of each sentence (cut to `max_input_tokens`): int32
         ragged [B, (T)]."""
-        return sentence_ids_in_chunks(
-            self.source_tokenizer,
-            list(sentences),
-            self.config.max_input_tokens,
-        )
+        return self.tokenize(list(sentences))[0]
 
     def translate(self, sentences, progress=False):
         """The best translation of one sentence (a string) or of each of a
@@ -185,9 +218,10 @@ class Translator:
         """The `Translation` of each of a list of sentences, in their order.
 
         An empty or whitespace-only sentence gives an empty translation.
-        The sentences are sorted by length and given to `generate`
-        `batch_size` at a time, the chunks its own sort would make of the
-        whole list; with `progress`, a progress bar goes to stderr.
+        The sentences are tokenized once (`tokenize`), sorted by length
+        and searched `batch_size` at a time (`generate_from_ids`), the
+        chunks `generate`'s own sort would make of the whole list; with
+        `progress`, a progress bar goes to stderr.
         """
         if isinstance(sentences, (str, bytes)):
             raise TypeError(
@@ -195,14 +229,15 @@ class Translator:
                 f"({sentences[:40]!r}); translate(sentence) takes one"
             )
         sentences = list(sentences)
-        lengths = self.encode(sentences).row_lengths().numpy()
-        order = np.argsort(lengths, kind="stable")
+        ids, input_tokens, cut = self.tokenize(sentences)
+        order = np.argsort(ids.row_lengths().numpy(), kind="stable")
         results = [None] * len(sentences)
         size = self.config.batch_size
         for done in range(0, len(order), size):
             chunk = order[done : done + size]
-            found = self.generate([sentences[i] for i in chunk])
+            found = self.generate_from_ids(tf.gather(ids, chunk))
             found = {name: x.numpy() for name, x in found.items()}
+            found.update(input_tokens=input_tokens[chunk], cut=cut[chunk])
             for row, i in enumerate(chunk):
                 results[i] = _translation(found, row)
             if self.replace_unk:
