@@ -443,6 +443,9 @@ def test_luongs_recipe_trains_on_a_tfds_dataset_in_its_direction(tmp_path):
     assert source.shape[0] == target.shape[0] == 16
     assert data.validation.sources == splits["validation"].sources
     assert data.validation.targets == splits["validation"].targets
+    report = data.validation.report  # read as files are (`read`)
+    assert report.read == report.kept == 20
+    assert report.source == "wmt14_translate/de-en validation"
     assert data.identity["tfds"] == "wmt14_translate/de-en"
     assert (data.identity["source"], data.identity["target"]) == ("en", "de")
     bad = dataclasses.replace(config, source="fr")

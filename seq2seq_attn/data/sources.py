@@ -5,7 +5,6 @@ data is whatever its paths (`data_identity`), and the validation pairs."""
 import dataclasses
 
 from seq2seq_attn.data.corpora import load_corpus, multi30k_files
-from seq2seq_attn.data.parallel_corpus import ParallelCorpus, ReadReport
 from seq2seq_attn.data.text_stream import ParallelText, TfdsText
 from seq2seq_attn.data.wmt_sets import named_test_set
 
@@ -91,7 +90,7 @@ def validation_corpus(data):
         corpus = text.read(data.invalid_utf8)
     elif data.tfds_dataset:
         text = dataclasses.replace(parallel_text(data), split="validation")
-        corpus = ParallelCorpus(*text.sample(1 << 31), ReadReport())
+        corpus = text.read(data.invalid_utf8)
     elif data.corpus:
         corpus = named_corpus(data, "val")
     elif data.valid_source_file and data.valid_target_file:

@@ -546,6 +546,18 @@ class TfdsText:
         pairs = self._examples(shuffle_files=False)
         return _share(pairs, invalid_utf8, num_shards, shard_index)
 
+    def read(self, invalid_utf8="error"):
+        """As `ParallelText.read`: the split's pairs in memory, in TFDS's
+        order, decoded by the same policy (`parallel_corpus`)."""
+        name = f"{self.name} {self.split}"
+        numbered = (
+            (source, (name, number), target, (name, number))
+            for number, (source, target) in enumerate(
+                self._examples(shuffle_files=False).as_numpy_iterator(), 1
+            )
+        )
+        return decoded_pairs(numbered, invalid_utf8, name)
+
     def sample(self, count, seed=0, lines=None, directory=None):
         """Up to `count` pairs: every k-th example (k = pairs / count),
         spread evenly over the whole split; as `ParallelText.sample`."""
