@@ -237,7 +237,7 @@ class ParallelText:
         return decoded_pairs(self._numbered_pairs(), invalid_utf8, names)
 
     def _numbered_pairs(self):
-        """The pairs as bytes, each side with its "path:line"."""
+        """The pairs as bytes, each side with its `(path, line number)`."""
         if self.in_memory:
             pairs = zip(*self.in_memory, strict=True)
             for number, (source, target) in enumerate(pairs, 1):

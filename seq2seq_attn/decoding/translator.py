@@ -137,28 +137,33 @@ class Translator:
         """`graph_generate` as one traced `tf.function` per (nbest,
         details): string [B] in, a dict of tensors out."""
         key = (nbest or self.config.nbest, details)
-        if key not in self._traced:
-            self._traced[key] = tf.function(
-                lambda text: self.graph_generate(text, *key),
-                input_signature=[TEXT],
-                autograph=False,
-            )
-        return self._traced[key](tf.convert_to_tensor(text, tf.string))
+        traced = self._traced_once(
+            ("text", *key), lambda text: self.graph_generate(text, *key), TEXT
+        )
+        return traced(tf.convert_to_tensor(text, tf.string))
 
     def generate_from_ids(self, ids, nbest=None, details=True):
         """`generation.generate_from_ids` of int32 ragged [B, (T)] source
         ids (from `tokenize`), as one traced `tf.function` per (nbest,
         details)."""
-        key = ("ids", nbest or self.config.nbest, details)
+        key = (nbest or self.config.nbest, details)
+        traced = self._traced_once(
+            ("ids", *key),
+            lambda ids: generate_from_ids(
+                self.form, self.target_tokenizer, self.config, ids, *key
+            ),
+            SOURCE_IDS,
+        )
+        return traced(ids)
+
+    def _traced_once(self, key, function, spec):
+        """`function` of one input of `spec` as a `tf.function`, made once
+        per `key` and kept."""
         if key not in self._traced:
             self._traced[key] = tf.function(
-                lambda ids: generate_from_ids(
-                    self.form, self.target_tokenizer, self.config, ids, *key[1:]
-                ),
-                input_signature=[SOURCE_IDS],
-                autograph=False,
+                function, input_signature=[spec], autograph=False
             )
-        return self._traced[key](ids)
+        return self._traced[key]
 
     def align(self, text, target):
         """Forced decoding of `target` [B] as translations of `text` [B]
